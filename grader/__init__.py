@@ -1,0 +1,36 @@
+"""The kit's trusted machinery: targets, probe backends, scoring, reports, release, validation.
+
+Nothing in this package is student code; the code under test is reached only through a
+probe backend (see `grader.backends`) and only data comes back from it.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+#: The ten assignment modules, in handout order.  Students, tests and graders rely on these names.
+MODULES: tuple[str, ...] = (
+    "memory",
+    "views",
+    "einops_rewrites",
+    "flops",
+    "gradients",
+    "cruncher",
+    "optimizers",
+    "data",
+    "checkpointing",
+    "mixed_precision",
+)
+
+#: The repository root (the folder holding pyproject.toml, tests/ and grader/).
+KIT_ROOT: Path = Path(__file__).resolve().parent.parent
+
+
+def kit_version() -> str:
+    """The kit version from pyproject.toml (installed metadata first, the file as fallback)."""
+    try:
+        return version("resource-accounting-kit")
+    except PackageNotFoundError:  # running from a checkout without `pip install -e .`
+        import tomllib
+
+        with open(KIT_ROOT / "pyproject.toml", "rb") as f:
+            return tomllib.load(f)["project"]["version"]

@@ -1,0 +1,121 @@
+"""The `grader` command: check, stubs, release, validate (grade and merge live in their own modules)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from grader import KIT_ROOT, MODULES, kit_version
+
+
+def cmd_check(args: argparse.Namespace, console: Console) -> int:
+    """A student grades their own implementation with the public tests."""
+    from grader.report import render_check
+    from grader.runner import run_suite, test_files
+    from grader.target import TargetError, resolve_target
+
+    try:
+        folder = resolve_target(args.path)
+    except TargetError as exc:
+        console.print(f"[red]{exc}[/red]")
+        return 2
+    modules = tuple(args.module) if args.module else MODULES
+    files = test_files(modules, hidden=args.hidden)
+    console.print(f"Checking {folder} with the {'public and hidden' if args.hidden else 'public'} tests "
+                  f"(kit {kit_version()})", highlight=False)
+    run = run_suite(folder, files)
+    if not run.records:
+        console.print("[red]the tests did not run:[/red]")
+        console.print(run.log, markup=False)
+        return 2
+    if not run.meta.get("cuda"):
+        console.print("No CUDA here: GPU tests are listed as pending (graded on the GPU runner).")
+    render_check(run.records, console)
+    return 0
+
+
+def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
+    """Regenerate assignment/ from solutions/."""
+    from grader.release import MarkerError, write_assignment
+
+    try:
+        written = write_assignment(KIT_ROOT / "assignment")
+    except MarkerError as exc:
+        console.print(f"[red]{exc}[/red]", highlight=False)
+        return 1
+    console.print(f"wrote {len(written)} files to assignment/")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace, console: Console) -> int:
+    from grader.release import MarkerError, build_release, check_assignment
+
+    try:
+        if args.check:
+            problems = check_assignment()
+            for p in problems:
+                console.print(f"[red]{p}[/red] (run `grader stubs`)", highlight=False)
+            if not problems:
+                console.print("assignment/ is in sync with solutions/")
+            return 1 if problems else 0
+        if not args.out:
+            console.print("[red]grader release needs OUT (or --check)[/red]")
+            return 2
+        out = build_release(Path(args.out))
+    except MarkerError as exc:
+        console.print(f"[red]{exc}[/red]", highlight=False)
+        return 1
+    except FileExistsError as exc:
+        console.print(f"[red]{exc}[/red]", highlight=False)
+        return 2
+    console.print(f"student release written to {out}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from grader.validate import validate
+
+    modules = tuple(args.module) if args.module else MODULES
+    result = validate(modules, jobs=args.jobs, console=console)
+    console.print("[green]validate: OK[/green]" if result.ok else "[red]validate: FAILED[/red]")
+    return 0 if result.ok else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grader", description="Assignment kit: check, release, validate, grade.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {kit_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("check", help="grade your implementation with the public tests")
+    p.add_argument("path", nargs="?", default=None, help="assignment folder or release copy (default: assignment/)")
+    p.add_argument("--module", action="append", choices=MODULES, help="only this module (repeatable)")
+    p.add_argument("--hidden", action="store_true", help="include the hidden tests (instructor repo only)")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("stubs", help="regenerate assignment/ from solutions/")
+    p.set_defaults(func=cmd_stubs)
+
+    p = sub.add_parser("release", help="write the student release, or --check that assignment/ is in sync")
+    p.add_argument("out", nargs="?", help="output folder (must not exist or be empty)")
+    p.add_argument("--check", action="store_true", help="fail if assignment/ differs from what would be generated")
+    p.set_defaults(func=cmd_release)
+
+    p = sub.add_parser("validate", help="prove the tests: pass on solutions, not attempted on stubs, mutants caught")
+    p.add_argument("--module", action="append", choices=MODULES, help="only this module (repeatable)")
+    p.add_argument("-j", "--jobs", type=int, default=2, help="mutants graded in parallel")
+    p.set_defaults(func=cmd_validate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "check" and args.path is None:
+        args.path = "assignment" if not (Path.cwd() / "assignment").is_dir() else str(Path.cwd() / "assignment")
+    return args.func(args, Console())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

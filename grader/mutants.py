@@ -1,0 +1,98 @@
+"""The kit's own mutants: buggy variants of the solutions, one plausible bug each.
+
+A mutant lives in `tests/mutants/<module>.py` as a function or class decorated with
+`@mutant(replaces=..., why=...)`.  `replaces` names the definition it stands in for in
+`solutions/<module>.py` (`"storage_bytes"`, or `"AdamW.step"` for a method); the mutant's own
+name is free (it is renamed on substitution), and its body may use anything the solution
+module imports.  `grader validate` builds, for each mutant, a copy of the solutions with that
+one definition replaced and proves that at least one graded test of the module fails.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import shutil
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from grader import KIT_ROOT, MODULES
+from grader.static import find_definition
+
+_REGISTRY: list["Mutant"] = []
+
+
+@dataclass(frozen=True)
+class Mutant:
+    module: str
+    replaces: str
+    why: str
+    name: str
+    source: str  # the definition, decorator stripped, renamed to the last part of `replaces`
+
+    @property
+    def id(self) -> str:
+        return f"{self.module}:{self.name}"
+
+
+def mutant(*, replaces: str, why: str) -> Callable[[Any], Any]:
+    """Register the decorated function or class as a mutant of `replaces` in its module."""
+
+    def register(obj: Any) -> Any:
+        module = obj.__module__.rsplit(".", 1)[-1]
+        if module not in MODULES:
+            raise ValueError(f"mutants must live in tests/mutants/<module>.py, not {obj.__module__}")
+        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+        node = tree.body[0]
+        assert isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+        node.decorator_list = [d for d in node.decorator_list if not _is_mutant_decorator(d)]
+        original_name = node.name
+        node.name = replaces.rsplit(".", 1)[-1]
+        _REGISTRY.append(Mutant(module, replaces, why, original_name, ast.unparse(node)))
+        return obj
+
+    return register
+
+
+def _is_mutant_decorator(node: ast.expr) -> bool:
+    func = node.func if isinstance(node, ast.Call) else node
+    return (isinstance(func, ast.Name) and func.id == "mutant") or (isinstance(func, ast.Attribute) and func.attr == "mutant")
+
+
+def load_mutants(modules: tuple[str, ...] = MODULES) -> list[Mutant]:
+    """Import tests/mutants/<module>.py for each module that has one; all registered mutants."""
+    import sys
+
+    if str(KIT_ROOT) not in sys.path:
+        sys.path.insert(0, str(KIT_ROOT))
+    for module in modules:
+        if (KIT_ROOT / "tests" / "mutants" / f"{module}.py").exists():
+            importlib.import_module(f"tests.mutants.{module}")
+    return [m for m in _REGISTRY if m.module in modules]
+
+
+def apply(m: Mutant, solution_source: str) -> str:
+    """The solution module's source with `m.replaces` swapped for the mutant's definition."""
+    tree = ast.parse(solution_source)
+    node = find_definition(tree, m.replaces)
+    if node is None:
+        raise LookupError(f"mutant {m.id}: solutions/{m.module}.py defines no {m.replaces}")
+    lines = solution_source.splitlines()
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+    indent = " " * node.col_offset
+    body = textwrap.indent(m.source, indent).splitlines()
+    return "\n".join(lines[:first] + body + lines[node.end_lineno:]) + "\n"
+
+
+def build_target(m: Mutant, out: Path, solutions: Path | None = None) -> Path:
+    """Write a complete implementation folder: the solutions with this one mutant applied."""
+    solutions = solutions or KIT_ROOT / "solutions"
+    out.mkdir(parents=True, exist_ok=True)
+    for path in solutions.glob("*.py"):
+        shutil.copy2(path, out / path.name)
+    target = out / f"{m.module}.py"
+    target.write_text(apply(m, (solutions / f"{m.module}.py").read_text()))
+    return out

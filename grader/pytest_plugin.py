@@ -1,0 +1,175 @@
+"""The kit's pytest plugin: target selection, the `student` fixture, points, and the report.
+
+Loaded for every run via `addopts = "-p grader.pytest_plugin"` in pyproject.toml.
+
+* `--target solutions|assignment|PATH` picks the implementation under test (default:
+  `solutions` where it exists, else `assignment`).
+* Graded tests live in `tests/public/` and `tests/hidden/`; each must carry exactly one
+  `@pytest.mark.points(n)`.  Tests in `tests/hidden/` are marked `hidden`, tests in
+  `tests/kit/` are marked `kit` (self-tests of the kit, never graded).
+* Tests marked `gpu` are skipped as *pending* on a machine without CUDA.
+* `--kit-report FILE` writes one JSON record per graded test (status, points, a one-line
+  plain-language message), which `grader check/validate/grade` turn into scores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader import MODULES, kit_version
+from grader.student import NotAttempted, ProbeError, Student
+
+GRADED_DIRS = ("public", "hidden")
+PENDING_REASON = "pending: needs CUDA"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kit", "assignment kit")
+    group.addoption("--target", default=os.environ.get("KIT_TARGET"),
+                    help="implementation under test: solutions, assignment, or a folder (default: "
+                         "solutions if present, else assignment; env KIT_TARGET)")
+    group.addoption("--kit-report", default=None, help="write the graded tests' results as JSON here")
+    group.addoption("--backend", default=os.environ.get("KIT_BACKEND", "inprocess"),
+                    choices=("inprocess", "sandbox"), help="how probes reach the code under test")
+
+
+def graded_kind(path: Path) -> str | None:
+    """"public" / "hidden" for a graded test file, "kit" for a self-test, else None."""
+    parts = path.parts
+    for kind in (*GRADED_DIRS, "kit"):
+        if "tests" in parts and kind in parts[parts.index("tests"):]:
+            return kind
+    return None
+
+
+def module_of(path: Path) -> str:
+    """tests/public/test_memory.py -> "memory" (graded test files are named after their module)."""
+    name = path.stem.removeprefix("test_")
+    if name not in MODULES:
+        raise pytest.UsageError(f"{path}: graded test files must be named test_<module>.py, one of {MODULES}")
+    return name
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    cuda = _cuda_available()
+    for item in items:
+        kind = graded_kind(Path(str(item.fspath)))
+        if kind == "kit":
+            item.add_marker(pytest.mark.kit)
+            continue
+        if kind is None:
+            continue
+        marks = list(item.iter_markers("points"))
+        if len(marks) != 1 or len(marks[0].args) != 1 or not isinstance(marks[0].args[0], (int, float)):
+            raise pytest.UsageError(f"{item.nodeid}: a graded test needs exactly one @pytest.mark.points(n)")
+        if kind == "hidden":
+            item.add_marker(pytest.mark.hidden)
+        if item.get_closest_marker("gpu") and not cuda:
+            item.add_marker(pytest.mark.skip(reason=PENDING_REASON))
+        item.stash[_RECORD] = {
+            "id": item.nodeid,
+            "module": module_of(Path(str(item.fspath))),
+            "name": item.name,
+            "points": marks[0].args[0],
+            "hidden": kind == "hidden",
+            "gpu": item.get_closest_marker("gpu") is not None,
+            "checked": _first_line(getattr(item, "obj", None).__doc__ if hasattr(item, "obj") else None)
+                       or item.name.removeprefix("test_").replace("_", " "),
+            "status": "error",
+            "message": "the test did not run",
+        }
+
+
+_RECORD = pytest.StashKey[dict[str, Any]]()
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _first_line(text: str | None) -> str:
+    return text.strip().splitlines()[0].strip() if text and text.strip() else ""
+
+
+# -- the fixture ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def student(request: pytest.FixtureRequest) -> Student:
+    """The implementation under test, reachable only through probes that return data."""
+    from grader.target import resolve_target
+
+    config = request.config
+    folder = resolve_target(config.getoption("--target"))
+    backend_name = config.getoption("--backend")
+    if backend_name == "sandbox":
+        from grader.sandbox import SandboxBackend  # added with the batch grader
+
+        backend = SandboxBackend(folder)
+    else:
+        from grader.backends import InProcessBackend
+
+        backend = InProcessBackend(folder)
+    request.addfinalizer(backend.close)
+    return Student(backend, str(folder))
+
+
+# -- outcomes -------------------------------------------------------------------------------
+
+def describe_failure(excinfo: pytest.ExceptionInfo[BaseException]) -> tuple[str, str]:
+    """(status, one or two plain-language lines) for a failed graded test."""
+    exc = excinfo.value
+    if isinstance(exc, NotAttempted):
+        return "not_attempted", f"not attempted: {exc.detail}"
+    if isinstance(exc, ProbeError):
+        return "failed", exc.detail
+    if isinstance(exc, AssertionError):
+        lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+        return "failed", "\n".join(lines[:2])[:600] or "assertion failed"
+    return "failed", f"{type(exc).__name__}: {str(exc)[:400]}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    report = yield
+    record = item.stash.get(_RECORD, None)
+    if record is None:
+        return report
+    if report.when == "setup":
+        if report.skipped:
+            reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
+            pending = PENDING_REASON in reason
+            record.update(status="pending" if pending else "skipped",
+                          message="needs CUDA: graded on the GPU runner" if pending else reason)
+        elif report.failed:
+            record.update(status="error", message=f"the test could not start: {call.excinfo.typename if call.excinfo else ''}")
+    elif report.when == "call":
+        if report.passed:
+            record.update(status="passed", message="")
+        elif report.failed and call.excinfo is not None:
+            status, message = describe_failure(call.excinfo)
+            record.update(status=status, message=message)
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    path = session.config.getoption("--kit-report")
+    if not path:
+        return
+    records = [item.stash[_RECORD] for item in session.items if _RECORD in item.stash]
+    report = {
+        "kit_version": kit_version(),
+        "target": str(session.config.getoption("--target") or ""),
+        "backend": session.config.getoption("--backend"),
+        "cuda": _cuda_available(),
+        "tests": records,
+    }
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.write_text(json.dumps(report, indent=1))
+    tmp.replace(path)

@@ -1,0 +1,35 @@
+"""Human-readable reports: the per-module table and one plain line per failed test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from grader.scoring import score, totals
+
+
+def _pts(x: float) -> str:
+    return f"{x:g}"
+
+
+def render_check(records: list[dict[str, Any]], console: Console, *, title: str = "Your score") -> None:
+    table_data = score(records)
+    table = Table(title=title)
+    for col in ("module", "earned", "possible", "passed", "failed", "not attempted", "pending (GPU)"):
+        table.add_column(col, justify="left" if col == "module" else "right")
+    for s in table_data.values():
+        c = s.counts
+        table.add_row(s.module, _pts(s.earned), _pts(s.possible), str(c["passed"]), str(c["failed"] + c["error"]),
+                      str(c["not_attempted"]), f"{c['pending']} ({_pts(s.pending)} pts)" if c["pending"] else "0")
+    earned, possible, pending = totals(table_data)
+    table.add_row("total", _pts(earned), _pts(possible), "", "", "", _pts(pending) + " pts" if pending else "", style="bold")
+    console.print(table)
+    lines = [r for r in records if r["status"] != "passed"]
+    for r in lines:
+        mark = {"failed": "[red]✗[/red]", "error": "[red]✗[/red]", "not_attempted": "[yellow]·[/yellow]",
+                "pending": "[blue]…[/blue]"}.get(r["status"], "?")
+        msg = r["message"].splitlines()[0] if r["message"] else r["status"]
+        console.print(f"{mark} {escape(r['module'])}: {escape(r['checked'])} — {escape(msg)}", markup=True, highlight=False, soft_wrap=True)

@@ -1,0 +1,112 @@
+"""Index juggling rewritten with named axes.
+
+Code full of ``x.transpose(1, 2).reshape(b, s, -1)`` is where shape bugs hide.  einops
+names every axis, so the code says what it does and checks it.  Each function below has a
+jaxtyping annotation that documents the shapes and, through the ``@jaxtyped(typechecker=
+beartype)`` decorator, checks them at call time: a wrong shape fails at the call with a
+clear message instead of deep inside torch.
+
+Rules (checked by reading your code): every function here calls einops (``rearrange``,
+``reduce``, ``repeat``, ``einsum``, ``pack``/``unpack``, imported from ``einops``) and none
+calls ``transpose``, ``permute``, ``view``, ``reshape``, ``swapaxes``, ``movedim``, ``mT``/``T``,
+``expand``, ``matmul``/``@``-style helpers ``bmm``/``mm``, or ``torch.einsum``.  Keep the
+decorators and the annotations: they are part of the task.
+"""
+
+from __future__ import annotations
+
+import torch
+from beartype import beartype
+from einops import einsum, rearrange, reduce, repeat
+from jaxtyping import Float, jaxtyped
+from torch import Tensor
+
+
+@jaxtyped(typechecker=beartype)
+def pairwise_scores(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    """Dot product of every row of `x` with every row of `y`, per batch element.
+
+    ``out[b, i, j] = Σ_h x[b, i, h] · y[b, j, h]`` (attention scores before scaling).
+    Plain torch: ``x @ y.transpose(-2, -1)``.  Use ``einops.einsum``.
+    """
+    ### BEGIN SOLUTION
+    return einsum(x, y, "b s1 h, b s2 h -> b s1 s2")
+    ### END SOLUTION
+
+
+@jaxtyped(typechecker=beartype)
+def row_sums(x: Float[Tensor, "*batch h"]) -> Float[Tensor, "*batch"]:
+    """Sum over the last axis, keeping every leading axis (there may be any number of them).
+
+    Plain torch: ``x.sum(dim=-1)``.  Use ``einops.reduce`` with an ellipsis.
+    """
+    ### BEGIN SOLUTION
+    return reduce(x, "... h -> ...", "sum")
+    ### END SOLUTION
+
+
+@jaxtyped(typechecker=beartype)
+def split_heads(x: Float[Tensor, "b s hd"], num_heads: int) -> Float[Tensor, "b heads s d"]:
+    """Split the hidden axis into heads and move the head axis before the sequence axis.
+
+    The hidden axis ``hd`` is ``(heads d)`` with heads as the *outer* factor: hidden unit
+    ``k`` belongs to head ``k // d``, position ``k % d``.  Output ``[b, heads, s, d]``.
+    Plain torch: ``x.view(b, s, heads, d).transpose(1, 2)``.  Use ``einops.rearrange``.
+    """
+    ### BEGIN SOLUTION
+    return rearrange(x, "b s (heads d) -> b heads s d", heads=num_heads)
+    ### END SOLUTION
+
+
+@jaxtyped(typechecker=beartype)
+def merge_heads(x: Float[Tensor, "b heads s d"]) -> Float[Tensor, "b s heads*d"]:
+    """The inverse of `split_heads`: ``[b, heads, s, d] → [b, s, (heads d)]``, heads outer.
+
+    Plain torch: ``x.transpose(1, 2).reshape(b, s, heads * d)``.  Use ``einops.rearrange``.
+    """
+    ### BEGIN SOLUTION
+    return rearrange(x, "b heads s d -> b s (heads d)")
+    ### END SOLUTION
+
+
+@jaxtyped(typechecker=beartype)
+def per_head_linear(
+    x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_in d_out"], num_heads: int
+) -> Float[Tensor, "*batch hd_out"]:
+    """Apply the same linear map `w` to each head's slice of the last axis.
+
+    The last axis of `x` is ``(heads d_in)`` (heads outer).  For every head ``k``:
+    ``out[..., k·d_out:(k+1)·d_out] = x[..., k·d_in:(k+1)·d_in] @ w``.
+    Output last axis ``(heads d_out)``, heads outer; leading axes are kept as they are.
+    Use ``einops.rearrange`` and ``einops.einsum``.
+    """
+    ### BEGIN SOLUTION
+    heads = rearrange(x, "... (heads d_in) -> ... heads d_in", heads=num_heads)
+    out = einsum(heads, w, "... heads d_in, d_in d_out -> ... heads d_out")
+    return rearrange(out, "... heads d_out -> ... (heads d_out)")
+    ### END SOLUTION
+
+
+@jaxtyped(typechecker=beartype)
+def avg_pool(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    """Average-pool an image over non-overlapping ``h2 × w2`` blocks.
+
+    ``hh = h·h2`` and ``ww = w·w2`` (the block index is the *outer* factor):
+    ``out[c, i, j] = mean(img[c, i·h2:(i+1)·h2, j·w2:(j+1)·w2])``.
+    Plain torch: ``torch.nn.functional.avg_pool2d(img, (h2, w2))``.  Use ``einops.reduce``.
+    """
+    ### BEGIN SOLUTION
+    return reduce(img, "c (h h2) (w w2) -> c h w", "mean", h2=h2, w2=w2)
+    ### END SOLUTION
+
+
+@jaxtyped(typechecker=beartype)
+def broadcast_channels(img: Float[Tensor, "h w"], c: int) -> Float[Tensor, "c h w"]:
+    """Repeat a single-channel image into `c` identical channels.
+
+    ``out[k, i, j] = img[i, j]`` for every channel ``k``.
+    Plain torch: ``img.unsqueeze(0).expand(c, -1, -1)``.  Use ``einops.repeat``.
+    """
+    ### BEGIN SOLUTION
+    return repeat(img, "h w -> c h w", c=c)
+    ### END SOLUTION

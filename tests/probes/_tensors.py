@@ -1,0 +1,32 @@
+"""Build tensors from plain-data descriptions, identically on both sides of the boundary.
+
+A description is a dict: ``{"shape": [...], "dtype": "float32", "permute": [...] | None,
+"slices": [[start, stop, step], ...] | None}``.  The base tensor is ``arange`` (so every
+element is distinct), reshaped, then permuted, then sliced dimension by dimension.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+
+def dtype_of(name: str) -> torch.dtype:
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"not a torch dtype: {name!r}")
+    return dtype
+
+
+def build(spec: dict[str, Any]) -> torch.Tensor:
+    shape = list(spec["shape"])
+    dtype = dtype_of(spec.get("dtype", "float32"))
+    base = torch.arange(math.prod(shape), dtype=torch.float64).reshape(shape)
+    x = base.to(dtype) if dtype.is_floating_point or dtype == torch.bool else base.to(torch.int64).to(dtype)
+    if spec.get("permute") is not None:
+        x = x.permute(*spec["permute"])
+    if spec.get("slices") is not None:
+        x = x[tuple(slice(*s) for s in spec["slices"])]
+    return x

@@ -1,0 +1,29 @@
+"""Probes for the `memory` module."""
+
+from __future__ import annotations
+
+from tests.probes._tensors import build, dtype_of
+
+
+def get_memory_usage(impl, specs):
+    return [impl.memory.get_memory_usage(build(s)) for s in specs]
+
+
+def storage_bytes(impl, specs):
+    return [impl.memory.storage_bytes(build(s)) for s in specs]
+
+
+def float_format(impl, dtype):
+    return impl.memory.float_format(dtype_of(dtype))
+
+
+def rounds_to_zero(impl, cases):
+    return [impl.memory.rounds_to_zero(value, dtype_of(dtype)) for value, dtype in cases]
+
+
+def bytes_per_parameter(impl, optimizer, mixed_precision=False):
+    return impl.memory.bytes_per_parameter(optimizer, mixed_precision=mixed_precision)
+
+
+def max_trainable_parameters(impl, gpu_bytes, num_gpus, bytes_per_param):
+    return impl.memory.max_trainable_parameters(gpu_bytes, num_gpus, bytes_per_param)
