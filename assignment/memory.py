@@ -52,20 +52,15 @@ def storage_bytes(x: torch.Tensor) -> int:
 def float_format(dtype: torch.dtype) -> tuple[int, int, int]:
     """Return the (sign, exponent, mantissa) bit counts of a floating-point format.
 
-    ============== ==== ======== ========
-    dtype          sign exponent mantissa
-    ============== ==== ======== ========
-    float64        1    11       52
-    float32        1    8        23
-    float16        1    5        10
-    bfloat16       1    8        7
-    float8_e4m3fn  1    4        3
-    float8_e5m2    1    5        2
-    ============== ==== ======== ========
+    A float is stored as 1 sign bit, E exponent bits (the range: how large and how small a
+    number can get) and M mantissa bits (the precision: the fraction after the implicit
+    leading 1).  float32 is (1, 8, 23): 32 bits in all.  Support float64, float32, float16,
+    bfloat16, float8_e4m3fn and float8_e5m2.  bfloat16 keeps float32's range and gives up
+    precision; float16 does the opposite, which is why it underflows so easily.
 
-    The mantissa counts the stored fraction bits only (not the implicit leading 1).
-    bfloat16 keeps float32's 8 exponent bits (same range) and gives up mantissa bits
-    (precision); float16 does the opposite, which is why it underflows so easily.
+    Hint: ``torch.finfo(dtype)`` knows ``bits`` and ``eps``; ``eps`` is the gap between 1.0
+    and the next representable number, ``2 ** -M``.  Or work the numbers out from the
+    dtype's name and size.
 
     Args:
         dtype: one of the six dtypes above.

@@ -94,12 +94,32 @@ def imported_modules(tree: ast.AST) -> set[str]:
 
 
 def forbidden_uses(node: ast.AST, forbidden: Iterable[str]) -> list[str]:
-    """Which of `forbidden` (bare or attribute names, e.g. "transpose", "mT") appear in `node`,
-    plus any dynamic escape that could hide them."""
-    names = referenced_names(node)
-    hits = sorted(set(forbidden) & names)
-    hits += sorted(DYNAMIC_ESCAPES & names)
-    return hits
+    """Which of `forbidden` (e.g. "transpose", "mT") appear in `node` as attribute names, or as
+    bare names for names longer than two characters (so a local variable `t` is fine but
+    `x.t()` is not), plus any dynamic escape that could hide them."""
+    attributes = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+    bare = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    found = {f for f in forbidden if f in attributes or (len(f) > 2 and f in bare)}
+    found |= DYNAMIC_ESCAPES & (attributes | bare)
+    return sorted(found)
+
+
+def calls_from(node: ast.AST, tree: ast.AST, package: str, names: Iterable[str]) -> set[str]:
+    """Which of `names` are called inside `node` as functions of `package`: `package.name(...)`,
+    or `name(...)` where the module did `from package import name`."""
+    names = set(names)
+    imported = {a.asname or a.name: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and n.module == package for a in n.names}
+    aliases = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
+               for a in n.names if a.name == package}
+    found = set()
+    for called in called_names(node):
+        head, _, last = called.rpartition(".")
+        if head in aliases and last in names:
+            found.add(last)
+        elif not head and imported.get(last) in names:
+            found.add(imported[last])
+    return found
 
 
 def uses_any(node: ast.AST, wanted: Iterable[str]) -> bool:

@@ -30,3 +30,28 @@ def build(spec: dict[str, Any]) -> torch.Tensor:
     if spec.get("slices") is not None:
         x = x[tuple(slice(*s) for s in spec["slices"])]
     return x
+
+
+def randn(shape: list[int], seed: int, dtype: str = "float32") -> torch.Tensor:
+    """A seeded standard-normal tensor (the same on both sides of the boundary)."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=g, dtype=torch.float64).to(dtype_of(dtype))
+
+
+def derive(x: torch.Tensor, op: str) -> torch.Tensor:
+    """A tensor related to `x` in a named way, for same-storage questions."""
+    if op == "self":
+        return x
+    if op == "slice":
+        return x[1:]
+    if op == "transpose":
+        return x.transpose(0, -1)
+    if op == "view":
+        return x.view(-1) if x.is_contiguous() else x.flatten()
+    if op == "clone":
+        return x.clone()
+    if op == "contiguous":
+        return x.contiguous()
+    if op == "unrelated":
+        return torch.zeros_like(x)
+    raise ValueError(f"unknown derivation {op!r}")

@@ -1,0 +1,231 @@
+"""The process inside the sandbox: imports one submission's module files and serves probe calls.
+
+Started by `grader.sandbox` as ``python -P -m grader.worker`` inside bubblewrap (or, where
+bubblewrap is missing, as a plain subprocess with rlimits).  It sees a read-only copy of the
+`grader` package and `tests/probes/` (the "kit bundle"), the submission's staged module
+files (read-only) and a small private scratch; never the repository, the solutions, the
+hidden tests or the results folder.
+
+Start-up, all trusted code, before any student code runs:
+
+1. set the rlimits (address space, CPU time, processes, file size, open files, no core);
+2. drop to the sandbox uid when started as root (its own uid per job slot, so that
+   RLIMIT_NPROC binds and the grader can kill every process the submission left behind),
+   set no_new_privs and a parent-death signal;
+3. import torch (one thread) and the probe modules, then send ``{"ready": ...}``.
+
+Protocol: requests and replies travel on two dedicated pipe fds (never stdout/stderr, which
+the grader captures into a capped log), each message an 8-byte big-endian length followed by
+a `grader.protocol.encode` payload.  Requests: ``{"op": "import", "module": m, "seq": n}``,
+``{"op": "call", "name": probe, "kwargs": {...}, "seq": n}``, ``{"op": "bye"}``.  Replies:
+``{"seq": n, "reply": {"ok": value} | {"error": ErrorData-dict} | {"boundary": text}}``.
+
+Nothing this process says is a verdict: the trusted side decodes every reply with
+`torch.load(weights_only=True)` under a size cap, type-checks it, and the tests assert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import struct
+import sys
+from typing import Any
+
+_HEADER = struct.Struct(">Q")
+
+#: Kernel constants (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
+_PR_SET_NO_NEW_PRIVS = 38
+
+
+def _prctl(option: int, arg: int) -> None:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(option, arg, 0, 0, 0)
+    except Exception:  # noqa: BLE001 - best effort hardening; the outer limits still hold
+        pass
+
+
+def apply_limits(limits: dict[str, int]) -> None:
+    """Set the rlimits (soft = hard except CPU, whose soft limit sends SIGXCPU first)."""
+    import resource
+
+    table = {
+        "as_bytes": resource.RLIMIT_AS,
+        "fsize_bytes": resource.RLIMIT_FSIZE,
+        "nofile": resource.RLIMIT_NOFILE,
+        "nproc": resource.RLIMIT_NPROC,
+        "core": resource.RLIMIT_CORE,
+    }
+    for key, which in table.items():
+        if key in limits and limits[key] is not None:
+            value = int(limits[key])
+            resource.setrlimit(which, (value, value))
+    if limits.get("cpu_seconds"):
+        cpu = int(limits["cpu_seconds"])
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+
+
+def drop_privileges(uid: int | None, gid: int | None) -> None:
+    """Become the sandbox uid/gid (only possible, and only needed, when started as root)."""
+    if uid is not None and os.geteuid() == 0:
+        os.setgroups([])
+        os.setresgid(gid if gid is not None else uid, gid if gid is not None else uid, gid if gid is not None else uid)
+        os.setresuid(uid, uid, uid)
+    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    # a credential change clears the parent-death signal: arm it again, then make sure the
+    # parent did not die in between (we would then be adopted and never get the signal)
+    _prctl(_PR_SET_PDEATHSIG, 9)
+
+
+class Channel:
+    """Length-prefixed messages on two pipe fds."""
+
+    def __init__(self, fd_in: int, fd_out: int):
+        self.fd_in = fd_in
+        self.fd_out = fd_out
+
+    def send(self, message: dict[str, Any]) -> None:
+        from grader.protocol import encode
+
+        payload = encode(message)
+        data = _HEADER.pack(len(payload)) + payload
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd_out, view)
+            view = view[n:]
+
+    def _read_exact(self, n: int) -> bytes:
+        chunks = []
+        while n:
+            chunk = os.read(self.fd_in, min(n, 1 << 20))
+            if not chunk:
+                raise EOFError
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+
+    def recv(self) -> dict[str, Any]:
+        from grader.protocol import decode
+
+        (n,) = _HEADER.unpack(self._read_exact(_HEADER.size))
+        return decode(self._read_exact(n))
+
+
+def _missing_module_file(reply: dict[str, Any], impl: Any) -> dict[str, Any]:
+    """A submission module that does not exist counts as not attempted (not as a crash)."""
+    err = reply.get("error")
+    if not err or err.get("type") != "ModuleNotFoundError":
+        return reply
+    prefix = f"No module named '{impl.package}."
+    message = str(err.get("message", ""))
+    if message.startswith(prefix):
+        module = message[len(prefix):].rstrip("'").split(".")[0]
+        if not os.path.exists(os.path.join(str(impl.folder), f"{module}.py")):
+            err = dict(err, not_implemented=True, message=f"{module}.py is missing from the submission")
+            return {"error": err}
+    return reply
+
+
+def _memory_message(reply: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+    """Say "exceeded the memory limit" in plain words when the address-space cap was hit."""
+    err = reply.get("error")
+    if not err:
+        return reply
+    text = str(err.get("message", ""))
+    if err.get("type") == "MemoryError" or "can't allocate memory" in text or "std::bad_alloc" in text:
+        cap = limits.get("as_bytes")
+        limit = f" of {cap / 2**30:g} GiB" if cap else ""
+        err = dict(err, message=f"exceeded the sandbox memory limit{limit} ({err.get('type')}: {text[:300]})")
+        return {"error": err}
+    return reply
+
+
+def serve_forever(channel: Channel, folder: str, limits: dict[str, int]) -> int:
+    from pathlib import Path
+
+    from grader.protocol import ErrorData
+    from grader.serve import serve
+    from grader.target import Implementation
+
+    impl = Implementation(Path(folder))
+    channel.send({"ready": True, "pid": os.getpid(), "uid": os.getuid()})
+    while True:
+        try:
+            request = channel.recv()
+        except EOFError:
+            return 0
+        op = request.get("op")
+        seq = request.get("seq", -1)
+        if op == "bye":
+            return 0
+        if op == "import":
+            try:
+                getattr(impl, str(request["module"]))
+                reply: dict[str, Any] = {"ok": None}
+            except BaseException as exc:  # noqa: BLE001 - the student's exception is data
+                reply = {"error": ErrorData.from_exception(exc, str(impl.folder) + "/").as_dict()}
+        elif op == "call":
+            try:
+                reply = serve(impl, str(request["name"]), dict(request["kwargs"]))
+            except LookupError as exc:
+                reply = {"boundary": f"grader error: {exc}"}
+        else:
+            reply = {"boundary": f"grader error: unknown op {op!r}"}
+        reply = _memory_message(_missing_module_file(reply, impl), limits)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - the student may have closed or replaced it
+                pass
+        try:
+            channel.send({"seq": seq, "reply": reply})
+        except Exception as exc:  # noqa: BLE001 - e.g. torch.save refusing an odd value
+            channel.send({"seq": seq, "reply": {"boundary": f"the reply could not be encoded: {type(exc).__name__}: {exc}"[:500]}})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="grader.worker")
+    parser.add_argument("--fd-in", type=int, required=True)
+    parser.add_argument("--fd-out", type=int, required=True)
+    parser.add_argument("--fd-fault", type=int, default=None)
+    parser.add_argument("--folder", required=True)
+    parser.add_argument("--uid", type=int, default=None)
+    parser.add_argument("--gid", type=int, default=None)
+    parser.add_argument("--limits", default="{}")
+    args = parser.parse_args(argv)
+
+    limits = json.loads(args.limits)
+    apply_limits(limits)
+    drop_privileges(args.uid, args.gid)
+    if args.fd_fault is not None:
+        import faulthandler
+
+        fault = os.fdopen(args.fd_fault, "w", buffering=1)
+        faulthandler.enable(file=fault, all_threads=False)
+        sys.modules[__name__].__dict__["_FAULT_FILE"] = fault  # keep it open
+
+    import torch
+
+    torch.set_num_threads(1)
+    import grader.serve  # noqa: F401  (trusted imports, before any student code)
+    from grader import MODULES
+
+    for module in MODULES:  # preload the probes (trusted) so a call times only the student's code
+        try:
+            __import__(f"tests.probes.{module}")
+        except Exception:  # noqa: BLE001 - a missing/broken probe module fails its own calls
+            pass
+    channel = Channel(args.fd_in, args.fd_out)
+    try:
+        return serve_forever(channel, args.folder, limits)
+    except (BrokenPipeError, EOFError):
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""Hidden tests for `checkpointing`: other seeds, SGD with momentum, pathlib paths and file
+objects, and saving over an existing checkpoint.  Expected values: the kit's training loop run
+here without stopping."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.expect import assert_equal, assert_type
+from tests.probes._checkpointing_train import uninterrupted
+from tests.public.test_checkpointing import _assert_params, _assert_resumed, _assert_state
+
+CASES = [  # seed, total steps, saved after, optimizer, how the checkpoint is passed
+    (21, 10, 4, "sgd", "pathlib"),
+    (22, 9, 6, "adamw", "BytesIO"),
+    (23, 8, 1, "adamw", "str"),
+    (24, 7, 3, "sgd", "BytesIO"),
+]
+
+
+@pytest.mark.points(2)
+def test_resume_variants(student):
+    """resuming is exact for SGD with momentum and AdamW, via str, pathlib.Path and io.BytesIO"""
+    for seed, total, k, optimizer, via in CASES:
+        got = student.probe("checkpointing.resume_in_process", seed=seed, total=total, k=k, optimizer=optimizer, via=via)
+        assert_type(got, dict, "resume_in_process")
+        _assert_resumed(got, uninterrupted(seed, total, optimizer), k,
+                        f"{optimizer} resumed after {k} of {total} steps through a {via} checkpoint")
+
+
+@pytest.mark.points(1)
+def test_save_over_existing_checkpoint(student):
+    """a second save to the same path replaces the first, leaves no temporary file, and draws no random numbers"""
+    first, second = 3, 7
+    got = student.probe("checkpointing.overwrite", seed=31, first=first, second=second)
+    assert_type(got, dict, "overwrite")
+    assert_equal(got.get("files"), ["checkpoint.pt"], "the files in the checkpoint's folder after two saves")
+    assert_equal(got.get("iteration"), second, "the iteration loaded after saving twice to one path")
+    want = uninterrupted(31, second)
+    _assert_state(got.get("state"), want["state"], "optimizer state after saving twice to one path")
+    _assert_params(got.get("params"), want["params"], "parameters after saving twice to one path (a save that "
+                                                        "draws random numbers changes the rest of the run)")

@@ -1,0 +1,67 @@
+"""The static rule of the `optimizers` module, read from the source (never run).
+
+"Subclass ``torch.optim.Optimizer`` and use nothing else from ``torch.optim``": no
+torch.optim optimizer (``torch.optim.AdamW``, ``from torch.optim import AdamW``), none of its
+update functions (``torch.optim.adamw.adamw``, ``torch.optim._functional``,
+``_single_tensor_*``, ``_multi_tensor_*``, ``_fused_*``), however ``torch`` or
+``torch.optim`` is imported or aliased, and no dynamic escape (``getattr``, ``eval``,
+``importlib``...) that could spell such a name at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from grader.static import DYNAMIC_ESCAPES, dotted_name
+
+#: What may follow ``torch.optim.``: the base class, and the module that defines it.
+ALLOWED = frozenset({"Optimizer", "optimizer"})
+#: ... and what may be imported from ``torch.optim.optimizer``.
+ALLOWED_FROM_OPTIMIZER_MODULE = frozenset({"Optimizer", "ParamsT"})
+FORBIDDEN_FRAGMENTS = ("_single_tensor_", "_multi_tensor_", "_fused_", "_functional")
+
+
+def torch_optim_uses(tree: ast.AST) -> list[str]:
+    """Every use of torch.optim beyond the Optimizer base class, and every dynamic escape."""
+    hits: list[str] = []
+    torch_names, optim_names = {"torch"}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "torch" and alias.asname:
+                    torch_names.add(alias.asname)
+                elif alias.name == "torch.optim" and alias.asname:
+                    optim_names.add(alias.asname)
+                elif alias.name.startswith("torch.optim.") and alias.name != "torch.optim.optimizer":
+                    hits.append(f"import {alias.name}")
+                elif alias.name == "torch.optim.optimizer" and alias.asname:
+                    hits.append(f"import {alias.name} as {alias.asname}")
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            for alias in node.names:
+                if module == "torch" and alias.name == "optim":
+                    optim_names.add(alias.asname or "optim")
+                elif module == "torch.optim" and alias.name not in ALLOWED:
+                    hits.append(f"from torch.optim import {alias.name}")
+                elif module == "torch.optim.optimizer" and alias.name not in ALLOWED_FROM_OPTIMIZER_MODULE:
+                    hits.append(f"from torch.optim.optimizer import {alias.name}")
+                elif module.startswith("torch.optim.") and module != "torch.optim.optimizer":
+                    hits.append(f"from {module} import {alias.name}")
+    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    for node in ast.walk(tree):
+        # a bare reference to torch.optim (or an alias of it) must be followed by `.Optimizer` / `.optimizer`
+        is_optim = (isinstance(node, ast.Name) and node.id in optim_names) or (
+            isinstance(node, ast.Attribute) and node.attr == "optim" and isinstance(node.value, ast.Name)
+            and node.value.id in torch_names)
+        if is_optim:
+            parent = parents.get(node)
+            if not (isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ALLOWED):
+                where = dotted_name(parent) if isinstance(parent, ast.Attribute) else dotted_name(node)
+                hits.append(f"{where} (line {node.lineno})")
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name is not None:
+            if any(fragment in name for fragment in FORBIDDEN_FRAGMENTS):
+                hits.append(f"{name} (line {node.lineno})")
+            if name in DYNAMIC_ESCAPES:
+                hits.append(f"{name} (line {node.lineno}): dynamic lookups are not allowed here")
+    return sorted(set(hits))

@@ -1,0 +1,248 @@
+"""Probes for the `checkpointing` module.
+
+The training loop (tests/probes/_checkpointing_train.py) is the kit's own and draws from
+Python's, NumPy's and torch's generators at every step; the code under test only saves and
+loads.  Models are torch.nn modules and optimizers torch.optim ones, so these probes depend on
+no other assignment module.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pathlib
+import shutil
+import tempfile
+from typing import Any
+
+import torch
+
+from tests.probes._checkpointing_train import (build, dataset, draws, isolated, seed_everything, snapshot,
+                                               train)
+
+# The fresh process starts from other generator states and other initial weights than the run
+# that saved, so anything the checkpoint forgot shows up as a different trajectory.
+OTHER_SEED = 7919
+
+
+def _plain(value: Any) -> Any:
+    """`value` if it can cross the probe boundary, else a short description of what it was."""
+    from grader.protocol import BoundaryError, check_data
+
+    try:
+        check_data(value)
+        return value
+    except BoundaryError:
+        return f"<{type(value).__module__}.{type(value).__qualname__}> {value!r}"[:200]
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    return {"error": f"{type(exc).__name__}: {exc}"[:1000], "not_implemented": isinstance(exc, NotImplementedError)}
+
+
+def _interrupt_torch_save(impl, marker: str) -> None:
+    """Make torch.save write half of its bytes, then kill this process (a crash mid-save)."""
+    real_save = torch.save
+
+    def save_half_then_die(obj, f, *args, **kwargs):
+        buffer = io.BytesIO()
+        real_save(obj, buffer, *args, **kwargs)
+        half = buffer.getvalue()[: len(buffer.getvalue()) // 2]
+        if isinstance(f, (str, os.PathLike)):
+            with open(f, "wb") as fh:
+                fh.write(half)
+        else:
+            f.write(half)
+            getattr(f, "flush", lambda: None)()
+        with open(marker, "w"):
+            pass
+        os._exit(3)
+
+    torch.save = save_half_then_die
+    torch.serialization.save = save_half_then_die
+    module = impl.checkpointing
+    for name, value in list(vars(module).items()):  # `from torch import save` in the student's module
+        if value is real_save:
+            setattr(module, name, save_half_then_die)
+
+
+def resume_then_crash(impl, path, result_path, marker, seed, total, k):
+    """(Runs in a fresh process.)  Load the checkpoint at `path` into a freshly initialised model
+    with other generator states, train `total - k` more steps and write the result to
+    `result_path`; then save again to `path` with torch.save dying halfway."""
+    from grader.protocol import encode
+
+    with isolated():
+        seed_everything(seed + OTHER_SEED)
+        model, opt = build()
+        try:
+            iteration = impl.checkpointing.load_checkpoint(path, model, opt)
+            train(model, opt, dataset(seed), total - k)
+            resumed = {"iteration": _plain(iteration), **snapshot(model, opt), "draws": draws()}
+        except Exception as exc:  # noqa: BLE001 - reported as data by the test
+            resumed = _error(exc)
+        with open(result_path, "wb") as f:
+            f.write(encode(resumed))
+        _interrupt_torch_save(impl, marker)
+        impl.checkpointing.save_checkpoint(model, opt, total, path)
+    return "saved without calling torch.save"
+
+
+def resume_in_fresh_process(impl, seed, total, k):
+    """Train k steps here and save to a path; in a fresh process load it, train total - k steps,
+    then start another save to the same path and get killed halfway through torch.save.
+
+    Returns {"resumed": snapshot + draws + iteration (or an error), "interrupted": whether the
+    second save was cut off inside torch.save, "child": the fresh process's own outcome,
+    "after_crash": what the student's load_checkpoint makes of the file left at the path}.
+    """
+    from grader.protocol import decode
+    from grader.serve import serve_fresh
+
+    scratch = tempfile.mkdtemp()
+    try:
+        path = os.path.join(scratch, "checkpoint.pt")
+        result_path, marker = os.path.join(scratch, "resumed.pt"), os.path.join(scratch, "interrupted")
+        with isolated():
+            seed_everything(seed)
+            model, opt = build()
+            train(model, opt, dataset(seed), k)
+            impl.checkpointing.save_checkpoint(model, opt, k, path)
+
+        child: Any = "replied"
+        try:
+            child = serve_fresh(str(impl.folder), "checkpointing.resume_then_crash",
+                                {"path": path, "result_path": result_path, "marker": marker,
+                                 "seed": seed, "total": total, "k": k})
+        except Exception as exc:  # noqa: BLE001 - the expected death, or the student's error
+            child = f"{type(exc).__name__}: {exc}"[:1000]
+        if os.path.exists(result_path):
+            with open(result_path, "rb") as f:
+                resumed = decode(f.read())
+        else:
+            resumed = {"error": f"the fresh process produced no result ({child})", "not_implemented": False}
+
+        with isolated():
+            seed_everything(seed + 2 * OTHER_SEED)
+            model, opt = build()
+            try:
+                iteration = impl.checkpointing.load_checkpoint(path, model, opt)
+                after = {"iteration": _plain(iteration), **snapshot(model, opt)}
+            except Exception as exc:  # noqa: BLE001
+                after = _error(exc)
+        return {"resumed": resumed, "interrupted": os.path.exists(marker), "child": _plain(child),
+                "after_crash": after}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def checkpoint_bytes(impl, seed, steps):
+    """Train `steps` steps, save to a path; the file's bytes (uint8 tensor) and what was saved."""
+    scratch = tempfile.mkdtemp()
+    try:
+        path = os.path.join(scratch, "checkpoint.pt")
+        with isolated():
+            seed_everything(seed)
+            model, opt = build()
+            train(model, opt, dataset(seed), steps)
+            impl.checkpointing.save_checkpoint(model, opt, steps, path)
+        with open(path, "rb") as f:
+            data = f.read()
+        return torch.frombuffer(bytearray(data), dtype=torch.uint8).clone() if data else torch.zeros(0, dtype=torch.uint8)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def rng_round_trip(impl, seed, steps):
+    """Train, save (to a file object), scramble every generator, load: the next draws."""
+    with isolated():
+        seed_everything(seed)
+        model, opt = build()
+        train(model, opt, dataset(seed), steps)
+        buffer = io.BytesIO()
+        impl.checkpointing.save_checkpoint(model, opt, steps, buffer)
+        seed_everything(seed + OTHER_SEED)
+        draws()
+        buffer.seek(0)
+        model, opt = build()
+        impl.checkpointing.load_checkpoint(buffer, model, opt)
+        return draws()
+
+
+def file_object_round_trip(impl, seed, steps):
+    """Save into an io.BytesIO; load back from it and from a real file opened "rb"."""
+    scratch = tempfile.mkdtemp()
+    try:
+        with isolated():
+            seed_everything(seed)
+            model, opt = build()
+            train(model, opt, dataset(seed), steps)
+            buffer = io.BytesIO()
+            impl.checkpointing.save_checkpoint(model, opt, steps, buffer)
+            closed = buffer.closed
+            if closed:
+                return {"closed": True, "results": []}
+            data = buffer.getvalue()
+            results = []
+            for source in ("BytesIO", "file"):
+                seed_everything(seed + OTHER_SEED)
+                model, opt = build()
+                if source == "BytesIO":
+                    iteration = impl.checkpointing.load_checkpoint(io.BytesIO(data), model, opt)
+                else:
+                    path = os.path.join(scratch, "checkpoint.pt")
+                    with open(path, "wb") as f:
+                        f.write(data)
+                    with open(path, "rb") as f:
+                        iteration = impl.checkpointing.load_checkpoint(f, model, opt)
+                results.append({"source": source, "iteration": _plain(iteration), **snapshot(model, opt)})
+        return {"closed": closed, "results": results}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def resume_in_process(impl, seed, total, k, optimizer, via):
+    """Train k steps, save (`via` "str", "pathlib" or "BytesIO"), then in this process build a
+    fresh model with scrambled generators, load, train total - k steps."""
+    scratch = tempfile.mkdtemp()
+    try:
+        path = os.path.join(scratch, "checkpoint.pt")
+        target: Any = {"str": path, "pathlib": pathlib.Path(path), "BytesIO": io.BytesIO()}[via]
+        with isolated():
+            seed_everything(seed)
+            model, opt = build(optimizer)
+            train(model, opt, dataset(seed), k)
+            impl.checkpointing.save_checkpoint(model, opt, k, target)
+            del model, opt
+            if via == "BytesIO":
+                target.seek(0)
+            seed_everything(seed + OTHER_SEED)
+            model, opt = build(optimizer)
+            iteration = impl.checkpointing.load_checkpoint(target, model, opt)
+            train(model, opt, dataset(seed), total - k)
+            return {"iteration": _plain(iteration), **snapshot(model, opt), "draws": draws()}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def overwrite(impl, seed, first, second):
+    """Save at iteration `first`, train on, save again to the same path: what the folder holds
+    afterwards and what loading the path gives."""
+    scratch = tempfile.mkdtemp()
+    try:
+        path = os.path.join(scratch, "checkpoint.pt")
+        with isolated():
+            seed_everything(seed)
+            model, opt = build()
+            data = dataset(seed)
+            train(model, opt, data, first)
+            impl.checkpointing.save_checkpoint(model, opt, first, pathlib.Path(path))
+            train(model, opt, data, second - first)
+            impl.checkpointing.save_checkpoint(model, opt, second, path)
+            files = sorted(os.listdir(scratch))
+            seed_everything(seed + OTHER_SEED)
+            model, opt = build()
+            iteration = impl.checkpointing.load_checkpoint(path, model, opt)
+            return {"files": files, "iteration": _plain(iteration), **snapshot(model, opt)}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,202 @@
+"""Public tests for `flops`: FLOP counts come from torch's own FlopCounterMode, the rest from
+closed-form facts (6·N·T, the datasheets' dense peaks)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+import torch
+
+from grader import static
+from grader.expect import assert_cases, assert_close, assert_equal, assert_type
+from tests.probes._flops_models import (describe_case, torch_chain_flops, torch_flop_count,
+                                        torch_matmul_flops)
+
+# -- matmul_flops, forward_flops, backward_flops ----------------------------------------------
+
+MATMUL_SHAPES = [([3, 4], [4, 5]), ([8, 3, 4], [4, 5]), ([5, 1, 3, 4], [2, 4, 6]), ([2, 3, 4], [2, 4, 5]),
+                 ([64, 128], [128, 1])]
+
+
+@pytest.mark.points(1)
+def test_matmul_flops(student):
+    """matmul_flops is 2·m·n·p times the broadcast batch size, as FlopCounterMode counts a @ b"""
+    want = [torch_matmul_flops(a, b) for a, b in MATMUL_SHAPES]
+    got = student.probe("flops.matmul_flops", cases=MATMUL_SHAPES)
+    assert_cases(got, want, "matmul_flops", lambda i: f"{tuple(MATMUL_SHAPES[i][0])} @ {tuple(MATMUL_SHAPES[i][1])}")
+    student.raises("flops.matmul_flops_one", "ValueError", a=[3, 4], b=[5, 6])
+
+
+CHAINS = [(4, [8, 16, 2]), (3, [5, 7]), (2, [6, 6, 6, 6]), (5, [3, 9, 4, 1])]
+
+
+@pytest.mark.points(2)
+def test_forward_and_backward_flops(student):
+    """forward_flops and backward_flops (with and without the input gradient) equal FlopCounterMode on x @ w1 @ w2 @ ..."""
+    forward_want = [torch_chain_flops(b, d, True)[0] for b, d in CHAINS]
+    got = student.probe("flops.forward_flops", cases=CHAINS)
+    assert_cases(got, forward_want, "forward_flops", lambda i: f"batch {CHAINS[i][0]}, dims {CHAINS[i][1]}")
+    cases = [(b, d, g) for b, d in CHAINS for g in (True, False)]
+    want = [torch_chain_flops(b, d, g)[1] for b, d, g in cases]
+    got = student.probe("flops.backward_flops", cases=cases)
+    assert_cases(got, want, "backward_flops",
+                 lambda i: f"batch {cases[i][0]}, dims {cases[i][1]}, input_grad={cases[i][2]}")
+
+
+@pytest.mark.points(1)
+def test_training_flops_and_days(student):
+    """6·N·T training FLOPs; 70B params on 15T tokens on 1024 H100s at MFU 0.5 takes about 144 days"""
+    got = student.probe("flops.training_flops", num_params=70e9, num_tokens=15e12)
+    assert_close(got, 6 * 70e9 * 15e12, "training_flops(70e9, 15e12)", rel=1e-12)
+    got = student.probe("flops.training_days", num_params=70e9, num_tokens=15e12, num_gpus=1024,
+                        flop_per_sec=989.5e12, mfu=0.5)
+    assert_close(got, 6 * 70e9 * 15e12 / (1024 * 989.5e12 * 0.5) / 86400, "training_days(70e9, 15e12, 1024 GPUs, "
+                 "989.5e12 FLOP/s, MFU 0.5)", rel=1e-9)
+    assert 143.5 < got < 144.5, f"the lecture's answer is about 144 days, got {got:.4g}"
+
+
+# -- count_matmul_flops ----------------------------------------------------------------------
+
+FLOP_COUNTER_NAMES = {"flop_counter", "FlopCounterMode"}
+
+
+def assert_no_flop_counter(student) -> None:
+    """Static rule: flops.py neither imports nor names torch.utils.flop_counter (nor dynamic escapes)."""
+    tree = ast.parse(student.source("flops"))
+    imported = {m for m in static.imported_modules(tree) if "flop_counter" in m}
+    hits = static.forbidden_uses(tree, FLOP_COUNTER_NAMES)
+    assert not imported and not hits, (
+        f"flops.py must count FLOPs itself, without torch.utils.flop_counter; found {sorted(imported) + hits}")
+
+
+FORWARD_CASES = [
+    {"model": "deep_linear", "dim": 32, "num_layers": 3, "batch": 8},
+    {"model": "mlp", "d_in": 16, "hidden": 32, "d_out": 8, "lead": [5]},
+    {"model": "attention", "b": 2, "heads": 3, "s": 7, "t": 9, "d": 8},
+    {"model": "einsum", "b": 2, "s": 5, "d": 12, "heads": 3, "d_head": 4},
+    {"model": "baddbmm", "n": 6, "s": 7, "t": 9, "d": 8},
+]
+
+BACKWARD_CASES = [
+    {"model": "deep_linear", "dim": 32, "num_layers": 3, "batch": 8, "backward": True},
+    {"model": "deep_linear", "dim": 16, "num_layers": 2, "batch": 4, "backward": True, "input_grad": True},
+    {"model": "mlp", "d_in": 16, "hidden": 32, "d_out": 8, "lead": [3, 5], "backward": True},
+    {"model": "attention", "b": 2, "heads": 3, "s": 7, "t": 9, "d": 8, "backward": True},
+    {"model": "einsum", "b": 2, "s": 5, "d": 12, "heads": 3, "d_head": 4, "backward": True, "input_grad": True},
+    {"model": "baddbmm", "n": 6, "s": 7, "t": 9, "d": 8, "backward": True},
+]
+
+
+def check_counts(student, cases) -> None:
+    for case in cases:
+        got = student.probe("flops.count_matmul_flops", case=case)
+        assert_equal(got, torch_flop_count(case), f"count_matmul_flops on {describe_case(case)} "
+                     "(expected: torch.utils.flop_counter.FlopCounterMode's total)")
+    assert_no_flop_counter(student)
+
+
+@pytest.mark.points(2)
+def test_count_matmul_flops_forward(student):
+    """count_matmul_flops equals FlopCounterMode on forward passes (mm, addmm, bmm, einops.einsum, baddbmm)"""
+    check_counts(student, FORWARD_CASES)
+
+
+@pytest.mark.points(2)
+def test_count_matmul_flops_forward_backward(student):
+    """count_matmul_flops equals FlopCounterMode on forward + backward passes of the same models"""
+    check_counts(student, BACKWARD_CASES)
+
+
+# -- promised FLOP/s, MFU, timing ------------------------------------------------------------
+
+# Dense peaks from NVIDIA's datasheets (tensor-core figures are quoted with sparsity: halve
+# them).  (float32, bfloat16/float16) in FLOP/s.  Closed-form facts, kept here in the test.
+DATASHEET = {
+    "NVIDIA A100-SXM4-80GB": (19.5e12, 312e12),
+    "NVIDIA A100-SXM4-40GB": (19.5e12, 312e12),
+    "NVIDIA A100-PCIE-40GB": (19.5e12, 312e12),
+    "NVIDIA A100 80GB PCIe": (19.5e12, 312e12),
+    "NVIDIA H100 80GB HBM3": (67e12, 989.5e12),
+    "NVIDIA H100 PCIe": (51e12, 756.5e12),
+    "NVIDIA H100 NVL": (60e12, 835.5e12),
+    "NVIDIA H200": (67e12, 989.5e12),
+    "NVIDIA H200 NVL": (60e12, 835.5e12),
+}
+# 2% accepts both datasheet revisions of the H100's FP32 figure (67 and 67.5 TFLOP/s) but
+# not a sparse figure (2×), the SXM figure for a PCIe card (+31%) or TF32 for FP32 (8×).
+PEAK_REL = 0.02
+
+
+def datasheet_peak(device_name: str, dtype: str) -> float:
+    if device_name not in DATASHEET:
+        raise AssertionError(f"the kit's datasheet table has no entry for GPU {device_name!r}: add it to "
+                             "tests/public/test_flops.py (DATASHEET)")
+    return DATASHEET[device_name][0 if dtype == "float32" else 1]
+
+
+def check_peaks(student, names: list[str]) -> None:
+    cases = [(name, dtype) for name in names for dtype in ("float32", "bfloat16", "float16")]
+    got = student.probe("flops.promised_flop_per_sec", cases=cases)
+    assert_type(got, list, "get_promised_flop_per_sec")
+    for (name, dtype), value in zip(cases, got, strict=True):
+        assert_close(value, datasheet_peak(name, dtype), f"get_promised_flop_per_sec({name!r}, torch.{dtype}) "
+                     "(dense datasheet peak)", rel=PEAK_REL)
+
+
+@pytest.mark.points(1)
+def test_promised_flop_per_sec(student):
+    """get_promised_flop_per_sec gives the dense datasheet peaks of A100, H100 SXM/PCIe, H200; ValueError otherwise"""
+    check_peaks(student, ["NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H200"])
+    student.raises("flops.promised_flop_per_sec_one", "ValueError", device_name="NVIDIA GeForce RTX 4090",
+                   dtype="bfloat16")
+
+
+@pytest.mark.points(1)
+def test_mfu_and_time_matmul(student):
+    """mfu is achieved over promised FLOP/s; time_matmul returns seconds per a @ b, warm-up not timed"""
+    cases = [(1e12, 2e-3, 989.5e12), (2 * 4096**3, 0.5, 19.5e12), (6.3e24, 1.2e7, 1024 * 989.5e12)]
+    got = student.probe("flops.mfu", cases=cases)
+    assert_type(got, list, "mfu")
+    for (flops, seconds, promised), value in zip(cases, got, strict=True):
+        assert_close(value, flops / seconds / promised, f"mfu({flops:g}, {seconds:g}, {promised:g})", rel=1e-9)
+    # A fake clock that advances exactly 1 s per matmul (and not otherwise): an honest
+    # "seconds per multiplication, warm-up excluded" is exactly 1.0 on it.
+    trials = 5
+    seconds, matmuls = student.probe("flops.time_matmul_fake_clock", n=16, trials=trials)
+    assert_type(seconds, float, "time_matmul")
+    assert matmuls > trials, (f"time_matmul ran a @ b {matmuls} times for trials={trials}: expected the "
+                              f"{trials} timed runs plus at least one warm-up run")
+    assert_close(seconds, 1.0, f"time_matmul(trials={trials}) on a clock that moves 1 s per matmul "
+                 "(seconds per multiplication, warm-up not timed)", rel=1e-9)
+
+
+# -- on the GPU -------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.points(1)
+def test_bf16_matmul_beats_fp32(student):
+    """on the GPU, a 4096² bf16 matmul (tensor cores) is at least twice as fast as in fp32"""
+    fp32 = student.probe("flops.time_matmul_on_gpu", n=4096, dtype="float32", trials=10)
+    bf16 = student.probe("flops.time_matmul_on_gpu", n=4096, dtype="bfloat16", trials=10)
+    assert_type(fp32, float, "time_matmul (float32)")
+    assert_type(bf16, float, "time_matmul (bfloat16)")
+    assert 0 < 2 * bf16 < fp32, f"expected bf16 at least 2× faster than fp32, got {bf16:.3g} s vs {fp32:.3g} s"
+
+
+@pytest.mark.gpu
+@pytest.mark.points(1)
+def test_bf16_matmul_mfu(student):
+    """on the GPU, an 8192² bf16 matmul timed by time_matmul reaches at least half of the dense datasheet peak"""
+    n = 8192
+    seconds = student.probe("flops.time_matmul_on_gpu", n=n, dtype="bfloat16", trials=20)
+    assert_type(seconds, float, "time_matmul")
+    peak = datasheet_peak(torch.cuda.get_device_name(), "bfloat16")
+    achieved = 2 * n**3 / seconds / peak
+    # Above ~1 is impossible: it means the clock stopped before the GPU finished (no synchronize).
+    assert achieved <= 1.05, (f"time_matmul measured {seconds:.3g} s, i.e. MFU {achieved:.2f} > 1: "
+                              "the timing does not wait for the GPU (torch.cuda.synchronize)")
+    assert achieved >= 0.5, f"expected MFU ≥ 0.5 for a large bf16 matmul, got {achieved:.2f} ({seconds:.3g} s)"
+    promised = student.probe("flops.promised_on_this_gpu", dtype="bfloat16")
+    assert_close(promised, peak, f"get_promised_flop_per_sec({torch.cuda.get_device_name()!r}, torch.bfloat16)",
+                 rel=PEAK_REL)
