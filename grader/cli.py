@@ -1,4 +1,4 @@
-"""The `grader` command: check, stubs, release, validate (grade and merge live in their own modules)."""
+"""The `grader` command: check, stubs, release, validate, grade (the work lives in their own modules)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,14 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     if not run.meta.get("cuda"):
         console.print("No CUDA here: GPU tests are listed as pending (graded on the GPU runner).")
     render_check(run.records, console)
+    if args.json:
+        import json
+
+        from grader.scoring import score, totals
+
+        earned, possible, pending = totals(score(run.records))
+        Path(args.json).write_text(json.dumps({"earned": earned, "possible": possible, "pending": pending,
+                                               "tests": run.records}, indent=1))
     return 0
 
 
@@ -84,6 +92,22 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     return 0 if result.ok else 1
 
 
+def cmd_grade(args: argparse.Namespace, console: Console) -> int:
+    """Instructor batch grading: every submission in its own sandbox, public + hidden tests."""
+    from grader.grade import GradeError, GradeOptions, grade
+
+    options = GradeOptions(out=Path(args.out), jobs=max(1, args.jobs), force=args.force,
+                           modules=tuple(args.module) if args.module else MODULES, hidden=not args.public_only,
+                           launcher=args.sandbox, call_timeout=args.call_timeout, import_timeout=args.import_timeout,
+                           memory_mb=args.memory_mb, progress=not args.no_progress)
+    try:
+        result = grade([Path(p) for p in args.submissions], options, console)
+    except GradeError as exc:
+        console.print(f"[red]{exc}[/red]", highlight=False)
+        return 2
+    return 0 if result.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grader", description="Assignment kit: check, release, validate, grade.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {kit_version()}")
@@ -93,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", default=None, help="assignment folder or release copy (default: assignment/)")
     p.add_argument("--module", action="append", choices=MODULES, help="only this module (repeatable)")
     p.add_argument("--hidden", action="store_true", help="include the hidden tests (instructor repo only)")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("stubs", help="regenerate assignment/ from solutions/")
@@ -107,6 +132,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--module", action="append", choices=MODULES, help="only this module (repeatable)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="mutants graded in parallel")
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("grade", help="grade a batch of submissions, each in its own sandbox (public + hidden tests)")
+    p.add_argument("submissions", nargs="+", help="directories, .zip, .tar.gz, or folders of them")
+    p.add_argument("--out", required=True, help="results folder: <student>/results.json, grades.csv")
+    p.add_argument("-j", "--jobs", type=int, default=2, help="submissions graded in parallel")
+    p.add_argument("--force", action="store_true", help="regrade submissions that already have results")
+    p.add_argument("--module", action="append", choices=MODULES, help="only this module's tests (repeatable)")
+    p.add_argument("--public-only", action="store_true", help="skip the hidden tests")
+    p.add_argument("--sandbox", choices=("auto", "bubblewrap", "rlimits"), default="auto",
+                   help="sandbox launcher (auto: bubblewrap where usable, else rlimits with a warning)")
+    p.add_argument("--call-timeout", type=float, default=30.0, help="wall seconds per probe call")
+    p.add_argument("--import-timeout", type=float, default=30.0, help="wall seconds to import one module")
+    p.add_argument("--memory-mb", type=int, default=None, help="address-space limit per sandbox in MiB (default 4096)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_grade)
     return parser
 
 

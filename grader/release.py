@@ -18,7 +18,7 @@ BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
 #: What the student release contains, relative to the kit root (directories are copied whole).
-RELEASE_PATHS = ("grader", "tests/__init__.py", "tests/probes", "tests/public", "handout.md",
+RELEASE_PATHS = ("grader", "tests/__init__.py", "tests/generators.py", "tests/probes", "tests/public", "handout.md",
                  "pyproject.toml", "CHANGELOG.md", ".gitignore")
 #: Never shipped, wherever it appears.
 EXCLUDED_NAMES = {"__pycache__", ".pytest_cache", ".hypothesis"}

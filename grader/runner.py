@@ -41,7 +41,7 @@ def run_suite(target: str | Path, files: list[str], *, extra: tuple[str, ...] = 
     with tempfile.TemporaryDirectory(prefix="kit-run-") as tmp:
         report = Path(tmp) / "report.json"
         cmd = [sys.executable, "-m", "pytest", *files, f"--target={target}", f"--kit-report={report}",
-               "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *extra]
+               "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors", *extra]
         proc = subprocess.run(cmd, cwd=KIT_ROOT, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
         if not report.exists():
