@@ -59,8 +59,11 @@ def validate(modules: tuple[str, ...] = MODULES, jobs: int = 2, console: Console
                                 if r["status"] not in ("not_attempted", "pending")]
         if len(stub_run.records) != graded:
             result.stub_failures.append(f"{len(stub_run.records)} tests ran on the stubs, {graded} on solutions")
-        console.print(f"stubs: {len(not_attempted)}/{graded} graded tests fail as not attempted"
-                      + (f", {len(stub_run.records) - len(not_attempted)} otherwise" if len(not_attempted) != graded else ""))
+        stub_pending = sum(1 for r in stub_run.records if r["status"] == "pending")
+        otherwise = len(stub_run.records) - len(not_attempted) - stub_pending
+        console.print(f"stubs: {len(not_attempted)}/{graded - stub_pending} graded tests fail as not attempted"
+                      + (f", {stub_pending} pending (GPU)" if stub_pending else "")
+                      + (f", [red]{otherwise} otherwise[/red]" if otherwise else ""))
 
         mutants = load_mutants(modules)
 
