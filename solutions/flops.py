@@ -181,14 +181,14 @@ class MatmulFlopCounter(TorchDispatchMode):
     wrote (``x @ w``, ``nn.Linear``, ``torch.einsum``, ``einops.einsum``), it reaches the
     dispatcher as a handful of *primitive* matmul operators:
 
-    ====================== ============================= ================================
-    operator               arguments (args)              FLOPs counted
-    ====================== ============================= ================================
-    ``aten.mm``            (a [m, n], b [n, p])          2·m·n·p
-    ``aten.addmm``         (bias, a [m, n], b [n, p])    2·m·n·p (the bias add is free)
-    ``aten.bmm``           (a [B, m, n], b [B, n, p])    2·B·m·n·p
-    ``aten.baddbmm``       (bias, a [B, m, n], b [B, n, p]) 2·B·m·n·p
-    ====================== ============================= ================================
+    ================= ====================================== =============================
+    operator          arguments (args)                       FLOPs counted
+    ================= ====================================== =============================
+    ``aten.mm``       (a [m, n], b [n, p])                   2·m·n·p
+    ``aten.addmm``    (bias, a [m, n], b [n, p])             2·m·n·p (the bias add is free)
+    ``aten.bmm``      (a [B, m, n], b [B, n, p])             2·B·m·n·p
+    ``aten.baddbmm``  (bias, a [B, m, n], b [B, n, p])       2·B·m·n·p
+    ================= ====================================== =============================
 
     Everything else (adds, ReLU, softmax, sums, views, ...) counts 0.  These are exactly the
     conventions of ``torch.utils.flop_counter.FlopCounterMode`` for matmuls, and your count

@@ -30,8 +30,10 @@ How a ``torch.optim.Optimizer`` subclass works (the base class does the bookkeep
 
 Rule (checked by reading your code): subclass ``torch.optim.Optimizer`` and use nothing else
 from ``torch.optim`` (none of torch.optim's optimizers, no ``torch.optim._functional``, no
-``_single_tensor_*`` / ``_multi_tensor_*`` / ``_fused_*`` functions), and no
-``getattr``/``eval``/``exec``/``importlib``/``__import__``.  Plain tensor operations only.
+``_single_tensor_*`` / ``_multi_tensor_*`` / ``_fused_*`` functions), and none of the
+dynamic lookups that could hide such a name (``getattr``, ``eval``, ``exec``, ``compile``,
+``globals``, ``vars``, ``importlib``, ``__import__``) anywhere in this file.  Plain tensor
+operations only.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 
 from grader.expect import assert_equal, assert_type
 from tests.probes._checkpointing_train import uninterrupted
-from tests.public.test_checkpointing import _assert_params, _assert_resumed, _assert_state
+from tests.public.test_checkpointing import _assert_draws, _assert_params, _assert_resumed, _assert_state
 
 CASES = [  # seed, total steps, saved after, optimizer, how the checkpoint is passed
     (21, 10, 4, "sgd", "pathlib"),
@@ -37,6 +37,11 @@ def test_save_over_existing_checkpoint(student):
     assert_equal(got.get("files"), ["checkpoint.pt"], "the files in the checkpoint's folder after two saves")
     assert_equal(got.get("iteration"), second, "the iteration loaded after saving twice to one path")
     want = uninterrupted(31, second)
-    _assert_state(got.get("state"), want["state"], "optimizer state after saving twice to one path")
-    _assert_params(got.get("params"), want["params"], "parameters after saving twice to one path (a save that "
-                                                        "draws random numbers changes the rest of the run)")
+    _assert_draws(got.get("draws"), want["draws"], "after saving twice to one path",
+                  "so a save drew random numbers (save_checkpoint must leave the generators alone)")
+    # The checkpoint holds step `second` of a run that saved at step `first` on the way: equal to
+    # a run that never saved, unless a save changed something (e.g. drew a random number).
+    what = "after saving twice to one path, the run differs from the same run without saves (saving must not " \
+           "draw random numbers or touch the model)"
+    _assert_params(got.get("params"), want["params"], what)
+    _assert_state(got.get("state"), want["state"], f"{what}; optimizer state")

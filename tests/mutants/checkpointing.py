@@ -74,14 +74,6 @@ def load_returns_nothing(src, model, optimizer):
     torch.set_rng_state(rng["torch"])
 
 
-def _rng_state():
-    s = np.random.get_state()
-    return {"python": random.getstate(),
-            "numpy": {"name": s[0], "key": torch.from_numpy(s[1].astype(np.int64)), "pos": int(s[2]),
-                      "has_gauss": int(s[3]), "cached_gaussian": float(s[4])},
-            "torch": torch.get_rng_state()}
-
-
 @mutant(replaces="save_checkpoint", why="not atomic: torch.save straight to the path, so a crash leaves a truncated file")
 def save_not_atomic(model, optimizer, iteration, out):
     s = np.random.get_state()

@@ -143,6 +143,49 @@ def adamw_none_grad_as_zero(self, closure=None):
                 p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
 
 
+@mutant(replaces="AdamW.step", why="bias corrections one step ahead: 1 − β^(t+1) instead of 1 − β^t")
+def adamw_bias_correction_off_by_one(self, closure=None):
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            with torch.no_grad():
+                state = self.state[p]
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                t, m, v = state["step"] + 1, state["exp_avg"], state["exp_avg_sq"]
+                state["step"] += 1
+                p.mul_(1.0 - lr * decay)
+                m.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
+                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
+                p.sub_(lr * (m / (1.0 - beta1 ** (t + 1))) / ((v / (1.0 - beta2 ** (t + 1))).sqrt() + eps))
+
+
+@mutant(replaces="AdamW.step", why="uses the default weight_decay for every group (ignores a group's own weight_decay)")
+def adamw_ignores_group_decay(self, closure=None):
+    decay = self.defaults["weight_decay"]
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            with torch.no_grad():
+                state = self.state[p]
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                state["step"] += 1
+                t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+                p.mul_(1.0 - lr * decay)
+                m.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
+                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
+                p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
+
+
 @mutant(replaces="Adam.step", why="Adam applies weight decay decoupled (as AdamW) instead of as L2 in the gradient")
 def adam_decoupled_decay(self, closure=None):
     for group in self.param_groups:
@@ -210,6 +253,36 @@ def adagrad_mean_of_squares(self, closure=None):
                 state["n"] += 1
                 state["sum"].add_(p.grad * p.grad)
                 p.sub_(group["lr"] * p.grad / ((state["sum"] / state["n"]).sqrt() + group["eps"]))
+
+
+@mutant(replaces="AdaGrad.step", why="ε inside the square root: √(s + ε)")
+def adagrad_eps_inside_sqrt(self, closure=None):
+    for group in self.param_groups:
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            with torch.no_grad():
+                state = self.state[p]
+                if not state:
+                    state["sum"] = torch.zeros_like(p)
+                state["sum"].addcmul_(p.grad, p.grad)
+                p.sub_(group["lr"] * p.grad / (state["sum"] + group["eps"]).sqrt())
+
+
+@mutant(replaces="RMSProp.step", why="ε inside the square root: √(v + ε)")
+def rmsprop_eps_inside_sqrt(self, closure=None):
+    for group in self.param_groups:
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            with torch.no_grad():
+                state = self.state[p]
+                if not state:
+                    state["square_avg"] = torch.zeros_like(p)
+                v = state["square_avg"]
+                v.mul_(alpha).addcmul_(p.grad, p.grad, value=1.0 - alpha)
+                p.sub_(lr * p.grad / (v + eps).sqrt())
 
 
 @mutant(replaces="RMSProp.step", why="RMSProp sums instead of averaging: v ← α·v + g² (no 1 − α)")

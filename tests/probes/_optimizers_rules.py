@@ -14,9 +14,9 @@ import ast
 
 from grader.static import DYNAMIC_ESCAPES, dotted_name
 
-#: What may follow ``torch.optim.``: the base class, and the module that defines it.
+#: What may be imported from ``torch.optim``: the base class, and the module that defines it.
 ALLOWED = frozenset({"Optimizer", "optimizer"})
-#: ... and what may be imported from ``torch.optim.optimizer``.
+#: What may be used from ``torch.optim.optimizer`` (the type of `params`, and the base class again).
 ALLOWED_FROM_OPTIMIZER_MODULE = frozenset({"Optimizer", "ParamsT"})
 FORBIDDEN_FRAGMENTS = ("_single_tensor_", "_multi_tensor_", "_fused_", "_functional")
 
@@ -54,10 +54,13 @@ def torch_optim_uses(tree: ast.AST) -> list[str]:
             isinstance(node, ast.Attribute) and node.attr == "optim" and isinstance(node.value, ast.Name)
             and node.value.id in torch_names)
         if is_optim:
-            parent = parents.get(node)
-            if not (isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in ALLOWED):
-                where = dotted_name(parent) if isinstance(parent, ast.Attribute) else dotted_name(node)
-                hits.append(f"{where} (line {node.lineno})")
+            attrs, top = [], node
+            while isinstance(parents.get(top), ast.Attribute) and parents[top].value is top:
+                top = parents[top]
+                attrs.append(top.attr)
+            if not (attrs[:1] == ["Optimizer"]
+                    or (attrs[:1] == ["optimizer"] and attrs[1:2] and attrs[1] in ALLOWED_FROM_OPTIMIZER_MODULE)):
+                hits.append(f"{dotted_name(top)} (line {node.lineno})")
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
         if name is not None:
             if any(fragment in name for fragment in FORBIDDEN_FRAGMENTS):

@@ -3,7 +3,7 @@
 The same function drives the student's optimizer (inside a probe) and torch.optim's (in the
 test process), so both see identical parameters, data and steps.  A run:
 
-* builds a small seeded regression model: ``tanh(x @ w1 + b1) @ w2 + b2``, plus a parameter
+* builds a small seeded regression model: ``tanh(x @ w1) @ w2 + b2``, plus a parameter
   ``unused`` that takes no part in the loss (its ``.grad`` stays None, so an optimizer must
   leave it alone);
 * splits the parameters into groups (each group a dict of parameter *names* and its own
@@ -28,28 +28,35 @@ from typing import Any
 
 import torch
 
-NAMES = ("w1", "b1", "w2", "b2", "unused")
-D_IN, D_HIDDEN, D_OUT, BATCH = 8, 16, 4, 32
+NAMES = ("w1", "w2", "b2", "unused")
+SHAPES = {"w1": (8, 16), "w2": (16, 4), "b2": (4,), "unused": (3, 5)}
+BATCH = 32
 
 
 def make_parameters(seed: int, device: str = "cpu") -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
-    shapes = {"w1": (D_IN, D_HIDDEN), "b1": (D_HIDDEN,), "w2": (D_HIDDEN, D_OUT), "b2": (D_OUT,), "unused": (3, 5)}
-    scale = {"w1": D_IN**-0.5, "b1": 0.1, "w2": D_HIDDEN**-0.5, "b2": 0.1, "unused": 1.0}
-    return {n: torch.nn.Parameter((torch.randn(shapes[n], generator=g) * scale[n]).to(device)) for n in NAMES}
+    scale = {"w1": 8**-0.5, "w2": 16**-0.5, "b2": 0.1, "unused": 1.0}
+    return {n: torch.nn.Parameter((torch.randn(SHAPES[n], generator=g) * scale[n]).to(device)) for n in NAMES}
 
 
-def _batches(seed: int, steps: int, device: str = "cpu"):
+def _data(seed: int, steps: int, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """All the mini-batches at once: x [steps, BATCH, 8], y [steps, BATCH, 4] (a noisy teacher)."""
     g = torch.Generator().manual_seed(10_000 + seed)
-    teacher = torch.randn(D_IN, D_OUT, generator=g)
-    for _ in range(steps):
-        x = torch.randn(BATCH, D_IN, generator=g)
-        y = torch.sin(x @ teacher) + 0.1 * torch.randn(BATCH, D_OUT, generator=g)
-        yield x.to(device), y.to(device)
+    teacher = torch.randn(SHAPES["w1"][0], SHAPES["w2"][1], generator=g)
+    x = torch.randn(steps, BATCH, SHAPES["w1"][0], generator=g)
+    y = torch.sin(x @ teacher) + 0.1 * torch.randn(steps, BATCH, SHAPES["w2"][1], generator=g)
+    return x.to(device), y.to(device)
 
 
-def _loss(p: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    return ((torch.tanh(x @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"] - y) ** 2).mean()
+@torch.no_grad()
+def _set_gradients(p: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor) -> None:
+    """The gradients of the loss mean((tanh(x @ w1) @ w2 + b2 − y)²), written by hand (autograd
+    would give the same; this is only cheaper).  ``unused`` gets none: its .grad stays None."""
+    h = torch.tanh(x @ p["w1"])
+    r = (h @ p["w2"] + p["b2"] - y) * (2.0 / y.numel())
+    p["w2"].grad = h.T @ r
+    p["b2"].grad = r.sum(0)
+    p["w1"].grad = x.T @ ((r @ p["w2"].T) * (1.0 - h * h))
 
 
 def _groups(params: dict[str, torch.Tensor], spec: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -61,11 +68,12 @@ def _groups(params: dict[str, torch.Tensor], spec: Sequence[dict[str, Any]]) -> 
 def run(make_optimizer: Callable[[list[dict[str, Any]]], torch.optim.Optimizer], groups: Sequence[dict[str, Any]],
         seed: int, steps: int, snapshots: Sequence[int], round_trip_at: int | None, device: str = "cpu") -> torch.Tensor:
     params = make_parameters(seed, device)
+    xs, ys = _data(seed, steps, device)
     optimizer = make_optimizer(_groups(params, groups))
     taken = []
-    for step, (x, y) in enumerate(_batches(seed, steps, device), start=1):
+    for step in range(1, steps + 1):
         optimizer.zero_grad()
-        _loss(params, x, y).backward()
+        _set_gradients(params, xs[step - 1], ys[step - 1])
         optimizer.step()
         if step == round_trip_at:
             buffer = io.BytesIO()
@@ -96,7 +104,8 @@ def state_census(optimizer: torch.optim.Optimizer, params: dict[str, torch.Tenso
 
 
 def train_a_little(optimizer: torch.optim.Optimizer, params: dict[str, torch.Tensor], seed: int, steps: int) -> None:
-    for x, y in _batches(seed, steps):
+    xs, ys = _data(seed, steps)
+    for x, y in zip(xs, ys):
         optimizer.zero_grad()
-        _loss(params, x, y).backward()
+        _set_gradients(params, x, y)
         optimizer.step()

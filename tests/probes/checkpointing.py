@@ -8,6 +8,7 @@ no other assignment module.
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import pathlib
@@ -66,35 +67,81 @@ def _interrupt_torch_save(impl, marker: str) -> None:
             setattr(module, name, save_half_then_die)
 
 
-def resume_then_crash(impl, path, result_path, marker, seed, total, k):
+def _skip_dynamo_import() -> None:
+    """Speed only: torch.optim's methods import torch._dynamo (seconds) on first use, merely to
+    mark themselves "not for torch.compile".  In a throwaway process that never compiles, tell
+    them they are already marked.  (If torch changes this, the import simply happens.)"""
+    for member in vars(torch.optim.Optimizer).values():
+        fn, code = getattr(member, "__wrapped__", None), getattr(member, "__code__", None)
+        if fn is not None and code is not None and "disable_fn" in code.co_varnames:
+            setattr(fn, "__dynamo_disable", fn)
+
+
+def _training_state(model, opt) -> dict[str, Any]:
+    """Everything that decides the rest of a run, as plain data: weights, optimizer state dict
+    (param_groups included) and the three generators' states."""
+    import random
+
+    import numpy as np
+
+    name, key, pos, has_gauss, cached = np.random.get_state()
+    return {"model": {k: v.detach().clone() for k, v in model.state_dict().items()},
+            "optimizer": copy.deepcopy(opt.state_dict()),
+            "rng": {"python": random.getstate(), "torch": torch.get_rng_state(),
+                    "numpy": [str(name), torch.from_numpy(key.astype("int64")), int(pos), int(has_gauss), float(cached)]}}
+
+
+def _continue(state: dict[str, Any], seed: int, steps: int) -> dict[str, Any]:
+    """Rebuild the run from `_training_state` data and train `steps` more steps (kit code only)."""
+    import random
+
+    import numpy as np
+
+    model, opt = build()
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["optimizer"])
+    name, key, pos, has_gauss, cached = state["rng"]["numpy"]
+    random.setstate(state["rng"]["python"])
+    np.random.set_state((name, key.numpy().astype(np.uint32), pos, has_gauss, cached))
+    torch.set_rng_state(state["rng"]["torch"])
+    train(model, opt, dataset(seed), steps)
+    return {**snapshot(model, opt), "draws": draws()}
+
+
+def load_then_crash(impl, path, result_path, marker, seed):
     """(Runs in a fresh process.)  Load the checkpoint at `path` into a freshly initialised model
-    with other generator states, train `total - k` more steps and write the result to
-    `result_path`; then save again to `path` with torch.save dying halfway."""
+    whose generators hold other states, and write the training state it leaves to `result_path`;
+    then save again to `path` with torch.save dying halfway."""
     from grader.protocol import encode
 
-    with isolated():
-        seed_everything(seed + OTHER_SEED)
-        model, opt = build()
-        try:
-            iteration = impl.checkpointing.load_checkpoint(path, model, opt)
-            train(model, opt, dataset(seed), total - k)
-            resumed = {"iteration": _plain(iteration), **snapshot(model, opt), "draws": draws()}
-        except Exception as exc:  # noqa: BLE001 - reported as data by the test
-            resumed = _error(exc)
-        with open(result_path, "wb") as f:
-            f.write(encode(resumed))
-        _interrupt_torch_save(impl, marker)
-        impl.checkpointing.save_checkpoint(model, opt, total, path)
+    _skip_dynamo_import()
+    torch.set_num_threads(1)  # as in the run it is compared with (and few threads in a sandbox)
+    seed_everything(seed + OTHER_SEED)
+    model, opt = build()
+    try:
+        iteration = impl.checkpointing.load_checkpoint(path, model, opt)
+        loaded = {"iteration": _plain(iteration), "state": _training_state(model, opt)}
+    except Exception as exc:  # noqa: BLE001 - reported as data by the test
+        loaded = _error(exc)
+    with open(result_path, "wb") as f:
+        f.write(encode(loaded))
+    _interrupt_torch_save(impl, marker)
+    impl.checkpointing.save_checkpoint(model, opt, 10**6, path)
     return "saved without calling torch.save"
 
 
 def resume_in_fresh_process(impl, seed, total, k):
-    """Train k steps here and save to a path; in a fresh process load it, train total - k steps,
-    then start another save to the same path and get killed halfway through torch.save.
+    """Train k steps here and save to a path.  In a fresh Python process: load the checkpoint
+    (into a freshly initialised model, with every generator in another state), hand back the
+    complete training state that leaves (weights, optimizer state dict, generator states), then
+    start another save to the same path and get killed halfway through torch.save.  Back here,
+    train total - k more steps from exactly that state.  (Training on in the fresh process
+    would give the same numbers; it would also cost it seconds of one-off torch.optim imports.)
 
-    Returns {"resumed": snapshot + draws + iteration (or an error), "interrupted": whether the
-    second save was cut off inside torch.save, "child": the fresh process's own outcome,
-    "after_crash": what the student's load_checkpoint makes of the file left at the path}.
+    Returns {"resumed": iteration, snapshot and next draws (or an error), "interrupted":
+    whether the second save was cut off inside torch.save, "child": the fresh process's own
+    outcome, "after_crash": what the student's load_checkpoint makes of the file left at the
+    path}.
     """
     from grader.protocol import decode
     from grader.serve import serve_fresh
@@ -102,7 +149,7 @@ def resume_in_fresh_process(impl, seed, total, k):
     scratch = tempfile.mkdtemp()
     try:
         path = os.path.join(scratch, "checkpoint.pt")
-        result_path, marker = os.path.join(scratch, "resumed.pt"), os.path.join(scratch, "interrupted")
+        result_path, marker = os.path.join(scratch, "loaded.pt"), os.path.join(scratch, "interrupted")
         with isolated():
             seed_everything(seed)
             model, opt = build()
@@ -111,16 +158,23 @@ def resume_in_fresh_process(impl, seed, total, k):
 
         child: Any = "replied"
         try:
-            child = serve_fresh(str(impl.folder), "checkpointing.resume_then_crash",
-                                {"path": path, "result_path": result_path, "marker": marker,
-                                 "seed": seed, "total": total, "k": k})
+            child = serve_fresh(str(impl.folder), "checkpointing.load_then_crash",
+                                {"path": path, "result_path": result_path, "marker": marker, "seed": seed})
         except Exception as exc:  # noqa: BLE001 - the expected death, or the student's error
             child = f"{type(exc).__name__}: {exc}"[:1000]
-        if os.path.exists(result_path):
-            with open(result_path, "rb") as f:
-                resumed = decode(f.read())
+        if not os.path.exists(result_path):
+            resumed: dict[str, Any] = {"error": f"the fresh process produced no result ({child})", "not_implemented": False}
         else:
-            resumed = {"error": f"the fresh process produced no result ({child})", "not_implemented": False}
+            with open(result_path, "rb") as f:
+                loaded = decode(f.read())
+            if "error" in loaded:
+                resumed = loaded
+            else:
+                with isolated():
+                    try:
+                        resumed = {"iteration": loaded["iteration"], **_continue(loaded["state"], seed, total - k)}
+                    except Exception as exc:  # noqa: BLE001 - e.g. a state dict of the wrong shape
+                        resumed = _error(exc)
 
         with isolated():
             seed_everything(seed + 2 * OTHER_SEED)
@@ -243,6 +297,6 @@ def overwrite(impl, seed, first, second):
             seed_everything(seed + OTHER_SEED)
             model, opt = build()
             iteration = impl.checkpointing.load_checkpoint(path, model, opt)
-            return {"files": files, "iteration": _plain(iteration), **snapshot(model, opt)}
+            return {"files": files, "iteration": _plain(iteration), **snapshot(model, opt), "draws": draws()}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -56,12 +56,14 @@ def closure_loss(impl, name, kwargs, seed):
 
     def closure():
         optimizer.zero_grad()
-        loss = (torch.tanh(x @ params["w1"] + params["b1"]) @ params["w2"] + params["b2"]).pow(2).mean()
+        loss = (torch.tanh(x @ params["w1"]) @ params["w2"] + params["b2"]).pow(2).mean()
         loss.backward()
         calls.append(float(loss.detach()))
         return loss
 
     returned = optimizer.step(closure)
+    if isinstance(returned, torch.Tensor) and returned.numel() == 1:
+        returned = float(returned.detach())
     moved = bool((params["w1"] != make_parameters(seed)["w1"]).any())
     return {"calls": len(calls), "loss": calls[0] if calls else None,
-            "returned": float(returned) if isinstance(returned, (torch.Tensor, float)) else None, "moved": moved}
+            "returned": returned if isinstance(returned, float) else None, "moved": moved}

@@ -1,0 +1,106 @@
+"""Mixed precision: bf16 compute, fp32 state.
+
+Matrix multiplies are where the FLOPs are, and tensor cores run them several times faster in
+bfloat16 than in float32.  Mixed-precision training keeps every *stored* training value in
+float32 (the parameters, their gradients, the optimizer's state) and lets `torch.autocast`
+run the matmuls of the forward pass in a 16-bit format: each autocast-eligible op casts its
+inputs to 16 bits on the fly, and the backward pass produces float32 gradients for the
+float32 parameters.  float16 has a narrow range, so small gradients underflow to zero; a
+*loss scaler* multiplies the loss before the backward pass and divides the gradients after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def mixed_precision_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn,
+                         x: torch.Tensor, y: torch.Tensor, dtype: torch.dtype = torch.bfloat16) -> float:
+    """Do one training step with the forward pass and the loss under autocast; return the loss.
+
+    In order:
+
+    1. ``optimizer.zero_grad()``: clear the previous step's gradients first, so that after
+       this function returns every ``p.grad`` holds exactly this step's gradient (callers
+       inspect it: gradient norms, clipping, logging);
+    2. under ``torch.autocast(device_type=x.device.type, dtype=dtype)``: ``out = model(x)``
+       and ``loss = loss_fn(out, y)``.  Autocast runs matmuls (``nn.Linear``, ``@``) in
+       ``dtype`` and keeps precision-sensitive ops (softmax, losses, reductions) in float32;
+    3. outside the autocast block: ``loss.backward()`` then ``optimizer.step()``.
+
+    Never cast the model or the inputs yourself (no ``model.to(torch.bfloat16)``, no
+    ``.half()``): the parameters, their gradients and the optimizer's state all stay float32,
+    and only the computations inside the forward pass are 16-bit.  Work on whatever device
+    ``x`` is on (CPU autocast supports bfloat16 and float16 too).
+
+    Args:
+        model: a float32 model, on ``x``'s device.
+        optimizer: an optimizer over ``model``'s parameters.
+        loss_fn: ``loss_fn(model(x), y)`` returns a scalar tensor.
+        x: the inputs; ``x.device.type`` ("cpu", "cuda") picks the autocast device.
+        y: the targets.
+        dtype: the autocast compute dtype, ``torch.bfloat16`` (default) or ``torch.float16``.
+
+    Returns:
+        The loss as a Python ``float`` (``loss.item()``).
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def scaled_fp16_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, loss_fn: LossFn,
+                     x: torch.Tensor, y: torch.Tensor, scaler: torch.amp.GradScaler) -> float:
+    """Do one float16 training step with loss scaling; return the (unscaled) loss.
+
+    float16 has 5 exponent bits: its smallest positive number is about 6e-8, so gradients
+    smaller than that become exactly 0 in the float16 parts of the backward pass and the
+    step does nothing.  Loss scaling multiplies the loss by a large factor S before
+    ``backward()`` (every gradient is S times larger, out of the underflow zone), then divides
+    the float32 gradients by S before the optimizer uses them.  If S was too large and some
+    gradient overflowed to inf/nan, the step is skipped and S is reduced.
+    ``torch.amp.GradScaler`` does the bookkeeping; use it exactly like this:
+
+    1. ``optimizer.zero_grad()``;
+    2. under ``torch.autocast(device_type=x.device.type, dtype=torch.float16)``:
+       ``loss = loss_fn(model(x), y)``;
+    3. ``scaler.scale(loss).backward()``: backward on the *scaled* loss;
+    4. ``scaler.step(optimizer)``: unscales the gradients in place (``p.grad`` then holds
+       the true gradient), and calls ``optimizer.step()`` only if they are all finite;
+       never call ``optimizer.step()`` yourself;
+    5. ``scaler.update()``: halves S after a skipped step, grows it after a run of good ones.
+
+    As in `mixed_precision_step`, the model, its gradients and the optimizer's state stay
+    float32.
+
+    Args:
+        model, optimizer, loss_fn, x, y: as in `mixed_precision_step`.
+        scaler: a ``torch.amp.GradScaler`` for ``x``'s device type, owned by the caller (it
+            carries S from step to step).
+
+    Returns:
+        The loss as a Python ``float``: the loss itself, not the scaled loss (it is inf or nan
+        when the forward pass overflowed).
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def mixed_precision_bytes_per_parameter() -> int:
+    """Return the bytes per parameter that mixed-precision training with AdamW keeps.
+
+    Count what is stored per parameter: the 16-bit (bf16) copy of the parameter used in the
+    matmuls (2 bytes), its 16-bit gradient (2), the float32 *master copy* of the parameter
+    that the optimizer updates (4: a bf16 parameter cannot absorb updates much smaller than
+    itself, 8 mantissa bits), and AdamW's two float32 moments (4 + 4).  Compare with 16 bytes
+    for plain float32 AdamW (4 + 4 + 8): mixed precision does not save parameter memory; it
+    saves activation memory and time.
+
+    Returns:
+        An ``int``.
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()

@@ -1,0 +1,109 @@
+"""Probes for the `cruncher` module.
+
+`_torch_model` builds small torch.nn models (no student code) on both sides of the boundary, so
+`get_num_parameters` is checked on models whose count the test can take from torch itself.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def _x(shape: list[int], seed: int) -> torch.Tensor:
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _torch_model(kind: str) -> nn.Module:
+    torch.manual_seed(0)
+    if kind == "mlp_batchnorm_frozen":
+        model = nn.Sequential(nn.Linear(10, 20), nn.BatchNorm1d(20), nn.ReLU(), nn.Linear(20, 5, bias=False))
+        model[0].requires_grad_(False)  # frozen parameters still count
+        return model
+    if kind == "tied":
+        class Tied(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.embed = nn.Embedding(50, 8)
+                self.unembed = nn.Linear(8, 50, bias=False)
+                self.unembed.weight = self.embed.weight  # one tensor, two names
+                self.norm = nn.LayerNorm(8)
+        return Tied()
+    if kind == "conv":
+        return nn.Sequential(nn.Conv2d(3, 4, kernel_size=3), nn.GroupNorm(2, 4), nn.Flatten(), nn.Linear(4 * 6 * 6, 7))
+    raise ValueError(f"unknown model {kind!r}")
+
+
+def linear_weights(impl, input_dim, output_dim, seeds):
+    """For each seed: the weight after torch.manual_seed(seed); Linear(input_dim, output_dim)."""
+    out = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        layer = impl.cruncher.Linear(input_dim, output_dim)
+        weight = layer.weight
+        out.append({
+            "weight": weight.detach().clone(),
+            "is_parameter": isinstance(weight, nn.Parameter),
+            "parameters": [name for name, _ in layer.named_parameters()],
+            "buffers": [name for name, _ in layer.named_buffers()],
+        })
+    return out
+
+
+def linear_forward(impl, input_dim, output_dim, lead, seed):
+    torch.manual_seed(seed)
+    layer = impl.cruncher.Linear(input_dim, output_dim)
+    x = _x([*lead, input_dim], seed + 1)
+    return [layer.weight.detach().clone(), x, layer(x).detach().clone()]
+
+
+def cruncher_state(impl, dim, num_layers, seed=0):
+    torch.manual_seed(seed)
+    model = impl.cruncher.Cruncher(dim, num_layers)
+    state = model.state_dict()
+    return {"keys": list(state.keys()), "shapes": {k: list(v.shape) for k, v in state.items()},
+            "parameters": [name for name, _ in model.named_parameters()]}
+
+
+def cruncher_forward(impl, dim, num_layers, batch, seed=0):
+    """(state dict as plain tensors, x, model(x))."""
+    torch.manual_seed(seed)
+    model = impl.cruncher.Cruncher(dim, num_layers)
+    x = _x([batch, dim], seed + 1)
+    with torch.no_grad():
+        y = model(x)
+    return [{k: v.detach().clone() for k, v in model.state_dict().items()}, x, y.detach().clone()]
+
+
+def cruncher_outputs(impl, dims, num_layers, batch, seeds):
+    """For each dim, for each seed: a fresh Cruncher(dim, num_layers)'s outputs on N(0, 1) inputs."""
+    result = []
+    for dim in dims:
+        per_seed = []
+        for seed in seeds:
+            torch.manual_seed(seed)
+            model = impl.cruncher.Cruncher(dim, num_layers)
+            with torch.no_grad():
+                per_seed.append(model(_x([batch, dim], 1000 + seed)).detach().clone())
+        result.append(per_seed)
+    return result
+
+
+def num_parameters_torch(impl, kinds):
+    return [impl.cruncher.get_num_parameters(_torch_model(kind)) for kind in kinds]
+
+
+def num_parameters_cruncher(impl, cases):
+    return [impl.cruncher.get_num_parameters(impl.cruncher.Cruncher(dim, layers)) for dim, layers in cases]
+
+
+def cruncher_num_parameters(impl, cases):
+    return [impl.cruncher.cruncher_num_parameters(dim, layers) for dim, layers in cases]
+
+
+def cruncher_memory_bytes(impl, cases):
+    return [impl.cruncher.cruncher_memory_bytes(batch, dim, layers, optimizer=opt) for batch, dim, layers, opt in cases]
+
+
+def cruncher_memory_bytes_one(impl, batch, dim, num_layers, optimizer):
+    return impl.cruncher.cruncher_memory_bytes(batch, dim, num_layers, optimizer=optimizer)

@@ -1,0 +1,231 @@
+"""Public tests for `data`: expected values are computed here from the inputs (numpy, torch).
+
+Batches are drawn from *arange* token files (the token at position i is offset + i), so each
+row of x names its own start position (x[i, 0] − offset) and the target check y = x + 1 is exact.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from grader.expect import assert_equal, assert_tensor
+from grader.protocol import ErrorData
+from grader.student import NotAttempted
+
+# -- token files ---------------------------------------------------------------------------------
+
+
+def _raw(tokens, dtype: str) -> torch.Tensor:
+    """The bytes a raw token file must hold: the ids as `dtype`, native byte order, no header."""
+    raw = np.asarray(tokens, dtype=np.int64).astype(np.dtype(dtype)).tobytes()
+    return torch.frombuffer(bytearray(raw), dtype=torch.uint8).clone() if raw else torch.zeros(0, dtype=torch.uint8)
+
+
+@pytest.mark.points(1)
+def test_write_tokens_raw_binary(student):
+    """write_tokens writes the ids as raw uint16/uint32 (no header) and raises ValueError for ids that do not fit"""
+    rng = np.random.default_rng(0)
+    cases = [([1, 2, 258], "uint16"), ([0, 65535, 50256, 32768, 7], "uint16"),
+             (rng.integers(0, 50257, 1000).tolist(), "uint16"), ([70000, 0, 100277, 4294967295], "uint32")]
+    for tokens, dtype in cases:
+        got = student.probe("data.write_tokens", tokens=tokens, dtype=dtype)
+        assert_tensor(got, like=_raw(tokens, dtype),
+                      what=f"bytes of the file written for {len(tokens)} ids as {dtype} (first ids {tokens[:3]})")
+    for tokens, dtype in [([1, 65536, 2], "uint16"), ([3, -1], "uint16"), ([2**32], "uint32")]:
+        student.raises("data.write_tokens", "ValueError", tokens=tokens, dtype=dtype)
+
+
+@pytest.mark.points(1)
+def test_load_tokens_is_read_only_memmap(student):
+    """load_tokens maps a raw file as a read-only np.memmap of the given dtype, with every id intact"""
+    rng = np.random.default_rng(1)
+    for tokens, dtype in [(rng.integers(0, 65536, 777).tolist(), "uint16"), ([70000, 1, 100276], "uint32")]:
+        got = student.probe("data.load_tokens", tokens=tokens, dtype=dtype)
+        what = f"load_tokens of a raw {dtype} file of {len(tokens)} ids"
+        assert_equal(got["is_memmap"], True, f"{what}: is it an np.memmap (got a {got['type']})")
+        assert_equal(got["dtype"], dtype, f"{what}: dtype")
+        assert_equal(got["shape"], [len(tokens)], f"{what}: shape")
+        assert_tensor(got["values"], like=torch.tensor(tokens, dtype=torch.int64), what=f"{what}: the ids")
+        assert_equal(got["writeable"], False, f"{what}: writeable (open it with mode='r')")
+
+
+# -- get_batch -----------------------------------------------------------------------------------
+
+def _check_batches(got, *, length, context_length, batch_size, calls, offset, device="cpu") -> torch.Tensor:
+    """Type/dtype/device/shape of every batch, x rows are windows of the arange file, y = x + 1.
+    Returns the start positions, shape [calls, batch_size]."""
+    what = f"get_batch(data of {length} tokens, batch_size={batch_size}, context_length={context_length})"
+    for seen in got["seen"]:
+        for name in ("x", "y"):
+            info = seen[name]
+            if info["type"] != "Tensor":
+                raise AssertionError(f"{what}: {name} should be a torch.Tensor, got {info['type']}")
+            assert_equal(info["dtype"], "torch.int64", f"{what}: dtype of {name}")
+            assert_equal(info["device"], device, f"{what}: device of {name}")
+            assert_equal(info["contiguous"], True, f"{what}: {name}.is_contiguous()")
+    x, y = got["x"], got["y"]
+    shape = (calls, batch_size, context_length)
+    assert_equal(tuple(x.shape), shape, f"{what}: shape of x (stacked over {calls} calls)")
+    assert_equal(tuple(y.shape), shape, f"{what}: shape of y (stacked over {calls} calls)")
+    starts = x[..., 0] - offset
+    bad = (starts < 0) | (starts > length - context_length - 1)
+    if bad.any():
+        raise AssertionError(f"{what}: a row starts at position {int(starts[bad][0])}, outside the valid starts "
+                             f"0..{length - context_length - 1} (x[i, 0] − {offset} is the start in this arange file)")
+    assert_tensor(x, like=starts[..., None] + offset + torch.arange(context_length),
+                  what=f"{what}: x rows are consecutive windows data[s : s + {context_length}]")
+    assert_tensor(y, like=x + 1, what=f"{what}: y = x shifted by one token (y[i, j] = data[s_i + j + 1])")
+    return starts
+
+
+@pytest.mark.points(2)
+def test_get_batch_targets_are_inputs_shifted(student):
+    """get_batch returns int64 (B, T) windows x of the memmap and targets y = x shifted by one, ids ≥ 32768 intact"""
+    for length, context_length, batch_size, offset in [(1000, 32, 16, 40000), (300, 7, 5, 65000 - 300)]:
+        got = student.probe("data.batches", length=length, context_length=context_length, batch_size=batch_size,
+                            calls=3, seed=0, offset=offset)
+        _check_batches(got, length=length, context_length=context_length, batch_size=batch_size, calls=3,
+                       offset=offset)
+
+
+# Uniformity: data of 40 tokens, context 8, so 32 valid starts (0..31); 50 calls × batch 64 = 3200
+# draws, 100 expected per start.
+#  * Coverage: every start, the first (0) and the last (31) included, must appear.  For a uniform
+#    sampler P(a given start never appears) = (31/32)^3200 < 1e-44, so over 32 starts < 1e-42.
+#  * Chi-square goodness of fit, 31 degrees of freedom, fail if p < 1e-6: the false-failure rate
+#    of a correct sampler is 1e-6 (the chi-square approximation is accurate with 100 per cell).
+#  Total false-failure probability ≈ 1e-6 per run (and the probe seeds the generators, so a
+#  given implementation gets the same verdict every run).  Off-by-one ranges miss the first or
+#  last start; clamping out-of-range starts to the last one piles up 20% of draws on it
+#  (chi-square ≈ 2e4); non-overlapping chunks cover only every 8th start.
+UNIFORM = {"length": 40, "context_length": 8, "batch_size": 64, "calls": 50}
+P_VALUE_FLOOR = 1e-6
+
+
+def check_uniform_starts(student, *, seed: int, offset: int, **case) -> None:
+    got = student.probe("data.batches", seed=seed, offset=offset, **case)
+    starts = _check_batches(got, offset=offset, **case).flatten()
+    num_starts = case["length"] - case["context_length"]
+    counts = torch.bincount(starts, minlength=num_starts).to(torch.float64)
+    what = (f"start positions of {starts.numel()} rows from data of {case['length']} tokens with "
+            f"context_length={case['context_length']} (valid starts 0..{num_starts - 1})")
+    missing = [i for i in range(num_starts) if counts[i] == 0]
+    if missing:
+        raise AssertionError(f"{what}: start(s) {missing[:8]} never drawn; every valid start, the first and the last "
+                             "included, must be possible")
+    expected = starts.numel() / num_starts
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    dof = num_starts - 1
+    p_value = float(torch.special.gammaincc(torch.tensor(dof / 2, dtype=torch.float64),
+                                            torch.tensor(chi2 / 2, dtype=torch.float64)))
+    if p_value < P_VALUE_FLOOR:
+        worst = int((counts - expected).abs().argmax())
+        raise AssertionError(f"{what}: not uniform (chi-square {chi2:.1f} with {dof} degrees of freedom, "
+                             f"p = {p_value:.2g} < {P_VALUE_FLOOR:g}); start {worst} drawn {int(counts[worst])} times, "
+                             f"expected about {expected:.0f}")
+
+
+@pytest.mark.points(2)
+def test_get_batch_starts_uniform(student):
+    """get_batch draws every valid start, the first and the last included, uniformly (chi-square test, false-failure rate 1e-6)"""
+    check_uniform_starts(student, seed=0, offset=100, **UNIFORM)
+
+
+@pytest.mark.points(1)
+def test_get_batch_too_short(student):
+    """get_batch needs context_length + 1 tokens: exactly that many gives start 0 only; fewer raise ValueError"""
+    got = student.probe("data.short_data", length=9, context_length=8, batch_size=3)
+    assert_tensor(got["x"], like=torch.arange(8).expand(3, 8), what="get_batch(data of 9 tokens, 3, 8): x (one valid start: 0)")
+    assert_tensor(got["y"], like=torch.arange(1, 9).expand(3, 8), what="get_batch(data of 9 tokens, 3, 8): y")
+    for length in (8, 3, 0):
+        student.raises("data.short_data", "ValueError", length=length, context_length=8)
+
+
+# Memory: a sparse 5 GiB token file (2.7e9 uint16 tokens; no disk used) is loaded with
+# load_tokens and batched 10 times (batch 4, context 64) in a separate process.  The growth of its
+# peak resident memory (VmHWM) must stay under MEMORY_BOUND_BYTES = 64 MiB.  A correct get_batch
+# touches 40 windows of 130 bytes; with the kernel's read-around and fault-around each costs at most
+# ~64 KiB of mapped file pages, about 2.5 MiB in all (measured: 2.5 MiB).  Reading or copying the file
+# needs 5 GiB or more (an int64 copy 20 GiB): a copy fails at once with MemoryError (the process's
+# anonymous memory is capped at 1 GiB over its baseline), a read-through takes long and times out.
+# Inside a sandbox whose rlimits forbid a 5 GiB file or mapping (RLIMIT_FSIZE, RLIMIT_AS), the probe
+# uses the largest file they allow; it must still be at least MIN_FILE_BYTES = 255 MiB, four times
+# the bound, so that a copy of it (≥ 255 MiB, 1 GiB as int64) still fails.
+MEMORY_CASE = {"gigabytes": 5, "batch_size": 4, "context_length": 64, "calls": 10}
+MEMORY_BOUND_BYTES = 64 << 20
+MIN_FILE_BYTES = 255 << 20
+
+
+@pytest.mark.points(2)
+def test_get_batch_memory_bounded(student):
+    """batching from a 5 GiB memory-mapped token file keeps the process's peak memory growth under 64 MiB"""
+    got = student.outcome("data.batch_memory", **MEMORY_CASE)
+    if isinstance(got, ErrorData) and got.not_implemented:
+        raise NotAttempted("data.batch_memory", got)
+    if isinstance(got, ErrorData):
+        raise AssertionError(f"batching from a {MEMORY_CASE['gigabytes']} GiB memmap failed: {got.type}: {got.message} "
+                             "(load_tokens must map the file read-only, get_batch must read only the batch's tokens)")
+    size = got["file_bytes"]
+    if size < MIN_FILE_BYTES:
+        raise AssertionError(f"the grader's limits ({got['limited_by']}) leave room for a token file of only "
+                             f"{size >> 20} MiB, less than the {MIN_FILE_BYTES >> 20} MiB this test needs: a grader "
+                             "configuration problem, not your code; tell the course staff")
+    assert_equal(got["tokens"], size // 2, f"len(load_tokens(a {size / 2**30:.2f} GiB uint16 file))")
+    shape = str((MEMORY_CASE["batch_size"], MEMORY_CASE["context_length"]))
+    assert_equal(got["shapes"], [[shape, shape, "torch.int64", "torch.int64"]],
+                 "shapes and dtypes of (x, y) from the large file")
+    growth = got["growth_bytes"]
+    assert growth <= MEMORY_BOUND_BYTES, (
+        f"batching from a {size / 2**30:.2f} GiB token file grew peak memory by {growth / 2**20:.0f} MiB "
+        f"(bound {MEMORY_BOUND_BYTES >> 20} MiB): get_batch must read only the tokens of the batch, never the whole memmap")
+
+
+@pytest.mark.points(1)
+def test_set_seed(student):
+    """set_seed seeds Python's random, numpy and torch, so get_batch is reproducible"""
+    for seed in (0, 1234):
+        got = student.probe("data.seeded_draws", seed=seed)
+        state = (random.getstate(), np.random.get_state(), torch.get_rng_state())
+        try:
+            random.seed(seed)
+            np.random.seed(seed)
+            torch.manual_seed(seed)
+            want = {"python": random.random(), "numpy": torch.from_numpy(np.random.rand(3)), "torch": torch.rand(3)}
+        finally:
+            random.setstate(state[0])
+            np.random.set_state(state[1])
+            torch.set_rng_state(state[2])
+        assert_equal(got["python"], want["python"], f"random.random() after set_seed({seed})")
+        assert_tensor(got["numpy"], like=want["numpy"], what=f"np.random.rand(3) after set_seed({seed})")
+        assert_tensor(got["torch"], like=want["torch"], what=f"torch.rand(3) after set_seed({seed})")
+    first, second = student.probe("data.batch_after_seed", seed=7)
+    assert_tensor(second, like=first, what="get_batch after set_seed(7), twice (generators scrambled in between)")
+
+
+@pytest.mark.gpu
+@pytest.mark.points(1)
+def test_get_batch_cuda_pinned_non_blocking(student):
+    """on CUDA, get_batch returns int64 batches on the GPU, copied from pinned memory without a stream synchronisation"""
+    length, context_length, batch_size, offset = 5000, 256, 32, 1000
+    got = student.probe("data.cuda_batch", length=length, context_length=context_length, batch_size=batch_size,
+                        seed=0, offset=offset)
+    what = f"get_batch(data, {batch_size}, {context_length}, 'cuda')"
+    assert_equal(got["x_device"].split(":")[0], "cuda", f"{what}: device of x")
+    assert_equal(got["y_device"].split(":")[0], "cuda", f"{what}: device of y")
+    x, y = got["x"], got["y"]
+    assert_equal(x.dtype, torch.int64, f"{what}: dtype of x")
+    assert_equal(tuple(x.shape), (batch_size, context_length), f"{what}: shape of x")
+    starts = x[:, :1] - offset
+    assert_tensor(x, like=starts + offset + torch.arange(context_length), what=f"{what}: x rows are windows")
+    assert_tensor(y, like=x + 1, what=f"{what}: y = x shifted by one")
+    events = got["events"]
+    copies = {name: n for name, n in events.items() if name.startswith("Memcpy HtoD")}
+    assert copies, f"{what}: the profiler saw no host-to-device copy (events: {events})"
+    pageable = {name: n for name, n in copies.items() if "pinned" not in name.lower()}
+    assert not pageable, f"{what}: copied from pageable memory ({pageable}); call .pin_memory() before the copy"
+    syncs = {name: n for name, n in events.items() if name == "cudaStreamSynchronize"}
+    assert not syncs, (f"{what}: the copy synchronised the stream ({syncs}); use .to(device, non_blocking=True)")
