@@ -207,7 +207,7 @@ def test_set_seed(student):
 
 
 @pytest.mark.gpu
-@pytest.mark.points(1)
+@pytest.mark.points(2)
 def test_get_batch_cuda_pinned_non_blocking(student):
     """on CUDA, get_batch returns int64 batches on the GPU, copied from pinned memory without a stream synchronisation"""
     length, context_length, batch_size, offset = 5000, 256, 32, 1000

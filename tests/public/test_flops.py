@@ -174,7 +174,7 @@ def test_mfu_and_time_matmul(student):
 # -- on the GPU -------------------------------------------------------------------------------
 
 @pytest.mark.gpu
-@pytest.mark.points(1)
+@pytest.mark.points(3)
 def test_bf16_matmul_beats_fp32(student):
     """on the GPU, a 4096² bf16 matmul (tensor cores) is at least twice as fast as in fp32"""
     fp32 = student.probe("flops.time_matmul_on_gpu", n=4096, dtype="float32", trials=10)
@@ -185,7 +185,7 @@ def test_bf16_matmul_beats_fp32(student):
 
 
 @pytest.mark.gpu
-@pytest.mark.points(1)
+@pytest.mark.points(3)
 def test_bf16_matmul_mfu(student):
     """on the GPU, an 8192² bf16 matmul timed by time_matmul reaches at least half of the dense datasheet peak"""
     n = 8192

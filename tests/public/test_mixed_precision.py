@@ -192,7 +192,7 @@ def test_bytes_per_parameter(student):
 
 
 @pytest.mark.gpu
-@pytest.mark.points(1)
+@pytest.mark.points(2)
 def test_cuda_autocast(student):
     """on CUDA: bf16 matmuls with fp32 params/grads/state; scaled fp16 trains through underflow and skips overflow"""
     got = student.probe("mixed_precision.mixed_precision_steps", seed=4, steps=2, device="cuda")

@@ -197,7 +197,7 @@ def test_no_torch_optim_update_code(student):
 
 
 @pytest.mark.gpu
-@pytest.mark.points(1)
+@pytest.mark.points(2)
 def test_adamw_on_cuda(student):
     """AdamW on CUDA parameters (state on the parameter's device) follows torch.optim.AdamW on CUDA"""
     check_trajectory(student, "AdamW", {"lr": 5e-3, "weight_decay": 0.1}, two_groups(lr=2e-3, weight_decay=0.0),
