@@ -1,0 +1,1 @@
+"""Where grades go after `grader grade`: Gradescope, GitHub Actions, the nbgrader gradebook."""

@@ -1,0 +1,126 @@
+"""`grader merge CPU_DIR GPU_DIR --out DIR`: combine a CPU run and a CUDA run into final results.
+
+The CPU run (`grader grade`, no CUDA) grades everything and records the `gpu` tests as
+*pending*; the CUDA run (`grader grade --device cuda`) grades only those.  Merging fills each
+pending test with the CUDA run's result for the same test id and rebuilds results.json,
+instructor.json and grades.csv.  Runs of different kit versions, or of different submissions
+(their files' sha256 differ), are refused: nothing is written.  Tests still pending after the
+merge (no CUDA result) keep their points apart: a warning, or a failure with `fail_on_pending`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grader.results import INSTRUCTOR, RESULTS, build_results, grade_row, grades_csv, write_atomic, write_json
+
+
+class MergeError(Exception):
+    """Two result sets that must not be merged; the message says why."""
+
+
+@dataclass
+class MergeResult:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    pending: dict[str, list[str]] = field(default_factory=dict)  # student -> still-pending test ids
+    filled: int = 0
+    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def _load(folder: Path) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """student -> (results.json, instructor.json) for every graded student in a results folder."""
+    runs = {}
+    if not folder.is_dir():
+        raise MergeError(f"{folder} is not a results folder")
+    for student_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+        try:
+            results = json.loads((student_dir / RESULTS).read_text())
+            instructor = json.loads((student_dir / INSTRUCTOR).read_text())
+        except (OSError, ValueError):
+            continue
+        runs[student_dir.name] = (results, instructor)
+    return runs
+
+
+def _identity(results: dict[str, Any]) -> tuple[str, str]:
+    extra = results.get("extra_data", {})
+    return str(extra.get("kit_version")), str(extra.get("submission", {}).get("sha256"))
+
+
+def merge_runs(cpu_dir: Path, gpu_dir: Path) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], MergeResult]:
+    """Merged (results, instructor) documents per student; raises MergeError on a mismatch."""
+    cpu = _load(cpu_dir)
+    gpu = _load(gpu_dir) if gpu_dir.exists() else {}  # no GPU run at all: everything GPU stays pending
+    if not cpu:
+        raise MergeError(f"no graded submissions in {cpu_dir}")
+    unknown = sorted(set(gpu) - set(cpu))
+    if unknown:
+        raise MergeError(f"{gpu_dir} has students that {cpu_dir} lacks: {', '.join(unknown)}")
+    problems = []
+    for student in sorted(set(cpu) & set(gpu)):
+        (cv, cs), (gv, gs) = _identity(cpu[student][0]), _identity(gpu[student][0])
+        if cv != gv:
+            problems.append(f"{student}: kit version {cv} (CPU run) vs {gv} (GPU run)")
+        if cs != gs:
+            problems.append(f"{student}: the CPU and GPU runs graded different submissions (sha256 {cs[:12]} vs {gs[:12]})")
+    if problems:
+        raise MergeError("refusing to merge:\n  " + "\n  ".join(problems))
+
+    result = MergeResult()
+    merged_results: dict[str, dict[str, Any]] = {}
+    merged_instructor: dict[str, dict[str, Any]] = {}
+    for student, (results, instructor) in sorted(cpu.items()):
+        if "records" not in instructor:  # a rejected submission: nothing ran, nothing to merge
+            merged_results[student], merged_instructor[student] = results, instructor
+            result.rows.append(grade_row(student, results))
+            continue
+        gpu_records = {r["id"]: r for r in gpu.get(student, ({}, {}))[1].get("records", []) if r.get("gpu")}
+        records, filled = [], set()
+        for r in instructor["records"]:
+            if r["status"] == "pending" and r["id"] in gpu_records and gpu_records[r["id"]]["status"] != "pending":
+                r = dict(gpu_records[r["id"]])
+                filled.add(r["id"])
+            records.append(r)
+        result.filled += len(filled)
+        still = [r["id"] for r in records if r["status"] == "pending"]
+        if still:
+            result.pending[student] = still
+        extra = results.get("extra_data", {})
+        gpu_extra = gpu.get(student, ({}, {}))[0].get("extra_data", {})
+        doc = build_results(records, student=student, kit_version=extra.get("kit_version", ""),
+                            sandbox=dict(extra.get("sandbox", {})), submission=extra.get("submission", {}),
+                            execution_time=float(results.get("execution_time", 0))
+                            + float(gpu.get(student, ({}, {}))[0].get("execution_time", 0)))
+        gpu_ran = gpu_extra.get("tests_ran", {}).get("cpu", "cuda run")
+        for test in doc["tests"]:
+            if test["extra_data"]["id"] in filled:
+                test["extra_data"]["ran"] = f"cuda: {gpu_ran.removeprefix('cpu: ')}"
+        doc["extra_data"]["tests_ran"] = {"cpu": extra.get("tests_ran", {}).get("cpu", ""),
+                                          "cuda": sorted(filled), "pending_gpu": still}
+        merged_results[student] = doc
+        merged_instructor[student] = {**instructor, "records": records, "merged_from": [str(cpu_dir), str(gpu_dir)]}
+        result.rows.append(grade_row(student, doc))
+        result.records[student] = records
+    return merged_results, merged_instructor, result
+
+
+def write_merged(out: Path, results: dict[str, dict[str, Any]], instructor: dict[str, dict[str, Any]],
+                 merged: MergeResult) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for student in results:
+        write_json(out / student / INSTRUCTOR, instructor[student])
+        write_json(out / student / RESULTS, results[student])
+    write_atomic(out / "grades.csv", grades_csv(merged.rows))
+
+
+def markdown_summary(merged: MergeResult) -> str:
+    """The job-summary table (GitHub Actions renders `$GITHUB_STEP_SUMMARY` as markdown)."""
+    lines = ["## Autograder", "", "| student | score | max | pending |", "| --- | ---: | ---: | ---: |"]
+    for row in merged.rows:
+        lines.append(f"| {row['student']} | {row['score']} | {row['max_score']} | {row['pending']} |")
+    if merged.pending:
+        lines += ["", f"GPU tests still pending for {len(merged.pending)} submission(s): their points are not counted yet."]
+    return "\n".join(lines) + "\n"
