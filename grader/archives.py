@@ -98,17 +98,58 @@ def student_id(path: Path) -> str:
     return clean[:100]
 
 
-def looks_like_submission(folder: Path) -> bool:
-    """A folder that holds module files in one of the layouts (not a folder of submissions)."""
-    return bool(_dir_candidates(folder))
+def _candidates_or_all(folder: Path) -> dict[str, tuple[int, str, str]] | None:
+    """The folder's module files; None when it is too big to search (a submission to reject)."""
+    try:
+        return _dir_candidates(folder)
+    except RejectedSubmission:
+        return None
 
 
-def discover(paths: Iterable[Path]) -> tuple[list[Source], list[str]]:
+def _direct_layout(folder: Path) -> bool:
+    """Module files right here or in `assignment/` (layouts 1 and 3), as regular files."""
+    assignment = folder / "assignment"
+    places = [folder] + ([assignment] if assignment.is_dir() and not assignment.is_symlink() else [])
+    for place in places:
+        for m in MODULES:
+            try:
+                if stat.S_ISREG(os.lstat(place / f"{m}.py").st_mode):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def _entries(folder: Path) -> list[Path]:
+    children = sorted(p for p in folder.iterdir() if not p.name.startswith(".") and p.name not in _SKIP_DIRS)
+    return [p for p in children if is_archive(p) or (p.is_dir() and not p.is_symlink())]
+
+
+def classify(folder: Path) -> str:
+    """"submission" or "folder" (of submissions) for a directory given on the command line.
+
+    A submission holds module files at its top or in `assignment/`; a folder holds archives or
+    sub-folders with module files; a folder whose only module files sit one level down
+    (`alice/assignment/...`) is one submission; an empty folder is an (empty) submission.
+    """
+    if _direct_layout(folder):
+        return "submission"
+    entries = _entries(folder)
+    if any(is_archive(p) or _candidates_or_all(p) != {} for p in entries):
+        return "folder"
+    if _candidates_or_all(folder):
+        return "submission"
+    return "folder" if entries else "submission"
+
+
+def discover(paths: Iterable[Path], exclude: Iterable[Path] = ()) -> tuple[list[Source], list[str]]:
     """Submissions from the command line: each path is a submission or a folder of them.
 
     Returns the sources (sorted by student id, unique ids) and plain-language problems
-    (paths that are not submissions, duplicate ids).
+    (paths that are not submissions, duplicate ids).  Paths in `exclude` (the results folder)
+    are never taken as submissions.
     """
+    skip = {Path(p).resolve() for p in exclude}
     found: list[Source] = []
     problems: list[str] = []
     for raw in paths:
@@ -118,20 +159,17 @@ def discover(paths: Iterable[Path]) -> tuple[list[Source], list[str]]:
             continue
         if is_archive(path):
             found.append(Source(student_id(path), path))
-        elif path.is_dir() and looks_like_submission(path):
+        elif path.is_dir() and classify(path) == "submission":
             found.append(Source(student_id(path), path))
         elif path.is_dir():
-            children = sorted(p for p in path.iterdir() if not p.name.startswith("."))
-            entries = [p for p in children if is_archive(p) or (p.is_dir() and not p.is_symlink())]
-            if not entries:
-                problems.append(f"{path}: no submissions in this folder (directories, .zip or .tar.gz)")
-            found.extend(Source(student_id(p), p) for p in entries)
+            found.extend(Source(student_id(p), p) for p in _entries(path) if p.resolve() not in skip)
         else:
             problems.append(f"{path}: not a directory, .zip or .tar.gz")
     by_id: dict[str, Source] = {}
     for src in sorted(found, key=lambda s: (s.student, str(s.path))):
         if src.student in by_id:
-            problems.append(f"{src.path}: student id {src.student!r} is already taken by {by_id[src.student].path}; skipped")
+            problems.append(f"{src.path}: student id {src.student!r} is already taken by "
+                            f"{by_id[src.student].path}; skipped")
             continue
         by_id[src.student] = src
     return list(by_id.values()), problems
@@ -241,8 +279,12 @@ def _stage_directory(src: Path, notes: list[str]) -> tuple[str, dict[str, bytes]
             notes.append(f"{key}: cannot be read ({exc.strerror}); graded as missing")
             continue
         with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
                 notes.append(f"{key}: not a regular file; graded as missing")
+                continue
+            if st.st_nlink > 1:  # a hard link could point at any file on this machine
+                notes.append(f"{key}: a hard link, ignored (graded as missing)")
                 continue
             files[module] = _read_capped(f, key)
     return root, files
@@ -264,12 +306,12 @@ def _stage_zip(src: Path, notes: list[str]) -> tuple[str, dict[str, bytes]]:
         except Exception as exc:  # noqa: BLE001
             raise RejectedSubmission(f"corrupt archive: {exc}") from None
         if len(infos) > MAX_MEMBERS:
-            raise RejectedSubmission(f"archive rejected: {len(infos)} entries (the cap is {MAX_MEMBERS})")
+            raise RejectedSubmission(f"the archive has {len(infos)} entries (the cap is {MAX_MEMBERS})")
         declared = sum(max(0, i.file_size) for i in infos)
         if declared > MAX_UNPACKED_BYTES:
             raise RejectedSubmission(
-                f"archive rejected: it would unpack to {declared / 2**20:.0f} MiB (the cap is "
-                f"{MAX_UNPACKED_BYTES // 2**20} MiB); this looks like a zip bomb")
+                f"the archive would unpack to {declared / 2**20:.0f} MiB (the cap is "
+                f"{MAX_UNPACKED_BYTES // 2**20} MiB): a zip bomb?")
         candidates: dict[str, tuple[int, str, str]] = {}
         by_key: dict[str, zipfile.ZipInfo] = {}
         for info in infos:
@@ -319,7 +361,7 @@ class _CountingReader(io.RawIOBase):
         self.count += len(data)
         if self.count > self.cap:
             raise RejectedSubmission(
-                f"archive rejected: it unpacks to more than {self.cap // 2**20} MiB; this looks like a zip bomb")
+                f"the archive unpacks to more than {self.cap // 2**20} MiB: a zip bomb?")
         b[: len(data)] = data
         return len(data)
 
@@ -339,7 +381,7 @@ def _stage_tar(src: Path, notes: list[str]) -> tuple[str, dict[str, bytes]]:
             for member in tf:
                 count += 1
                 if count > MAX_MEMBERS:
-                    raise RejectedSubmission(f"archive rejected: more than {MAX_MEMBERS} entries")
+                    raise RejectedSubmission(f"the archive has more than {MAX_MEMBERS} entries")
                 norm = _normalise(member.name)
                 if norm is None:
                     notes.append(f"ignored an entry with an unsafe path: {member.name[:200]!r}")
@@ -379,12 +421,12 @@ def stage(source: Source, dest: Path) -> Staged:
         else:
             size = path.stat().st_size
             if size > MAX_ARCHIVE_BYTES:
-                raise RejectedSubmission(f"archive rejected: {size / 2**20:.0f} MiB (the cap is "
+                raise RejectedSubmission(f"the archive is {size / 2**20:.0f} MiB (the cap is "
                                          f"{MAX_ARCHIVE_BYTES // 2**20} MiB)")
             root, files = _stage_zip(path, notes) if path.name.lower().endswith(".zip") else _stage_tar(path, notes)
         texts = {m: _check_text(data, f"{m}.py") for m, data in files.items()}
     except _TooBig as exc:
-        raise RejectedSubmission(f"submission rejected: {exc}") from None
+        raise RejectedSubmission(str(exc)) from None
     dest.mkdir(parents=True, exist_ok=False)
     os.chmod(dest, 0o755)
     staged = Staged(folder=dest, notes=notes, layout=root)
@@ -404,7 +446,10 @@ def fingerprint(source: Source) -> str:
     h = hashlib.sha256()
     path = source.path
     if path.is_dir():
-        for key in sorted(_dir_candidates(path)):
+        found = _candidates_or_all(path)
+        if found is None:
+            return hashlib.sha256(b"too many entries: " + str(path).encode()).hexdigest()
+        for key in sorted(found):
             h.update(key.encode() + b"\0")
             try:
                 with open(path / key, "rb") as f:

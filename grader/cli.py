@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sandbox launcher (auto: bubblewrap where usable, else rlimits with a warning)")
     p.add_argument("--call-timeout", type=float, default=30.0, help="wall seconds per probe call")
     p.add_argument("--import-timeout", type=float, default=30.0, help="wall seconds to import one module")
-    p.add_argument("--memory-mb", type=int, default=None, help="address-space limit per sandbox in MiB (default 4096)")
+    p.add_argument("--memory-mb", type=int, default=None, help="memory limit per sandbox in MiB (RLIMIT_DATA; default 4096)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_grade)
     return parser

@@ -34,6 +34,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="implementation under test: solutions, assignment, or a folder (default: "
                          "solutions if present, else assignment; env KIT_TARGET)")
     group.addoption("--kit-report", default=None, help="write the graded tests' results as JSON here")
+    group.addoption("--device", default=os.environ.get("KIT_DEVICE", "auto"), choices=("auto", "cpu", "cuda"),
+                    help="cpu: GPU tests pending even where CUDA exists; cuda: run only the GPU tests; "
+                         "auto: GPU tests run where CUDA exists, pending elsewhere")
     group.addoption("--backend", default=os.environ.get("KIT_BACKEND", "inprocess"),
                     choices=("inprocess", "sandbox"), help="how probes reach the code under test")
 
@@ -56,7 +59,14 @@ def module_of(path: Path) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    cuda = _cuda_available()
+    device = config.getoption("--device")
+    cuda = _cuda_available() and device != "cpu"
+    if device == "cuda":
+        if not _cuda_available():
+            raise pytest.UsageError("--device cuda: this machine has no CUDA (torch.cuda.is_available() is False)")
+        keep = [i for i in items if i.get_closest_marker("gpu") or graded_kind(Path(str(i.fspath))) not in GRADED_DIRS]
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
     for item in items:
         kind = graded_kind(Path(str(item.fspath)))
         if kind == "kit":
@@ -168,6 +178,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "target": str(session.config.getoption("--target") or ""),
         "backend": session.config.getoption("--backend"),
         "cuda": _cuda_available(),
+        "device": session.config.getoption("--device"),
         "tests": records,
     }
     tmp = Path(path).with_suffix(".tmp")

@@ -19,7 +19,8 @@ Two launchers:
   subprocess with the same rlimits and uid, no filesystem or network isolation.  The grader
   says so loudly on stderr and in every results.json (``extra_data.sandbox``).
 
-Both: rlimits on address space, CPU time, processes, file size and open files, no core
+Both: rlimits on memory (data segment and address space), CPU time, processes, file size and open
+files, no core
 dumps; when the grader runs as root the worker drops to a uid of its own (one per job slot,
 allocated with a lock file), so RLIMIT_NPROC binds and every process the submission leaves
 behind is killed by uid.  A wall-clock limit per probe call is enforced from outside with
@@ -76,7 +77,8 @@ SANDBOX_TMP = "/tmp"
 class Limits:
     """Per-sandbox resource limits (all enforced by the kernel)."""
 
-    as_bytes: int = 4 * 2**30  # address space: torch alone maps ~0.7 GiB; ample for the tests
+    data_bytes: int = 4 * 2**30  # memory: RLIMIT_DATA (heap and anonymous mappings, what a memory bomb grows)
+    as_bytes: int = 16 * 2**30  # address space, a backstop (file mappings count here: a multi-GB memmap is fine)
     cpu_seconds: int = 600  # CPU time of the whole sandbox (torch import + every call)
     nproc: int = 64  # processes *and threads* of the sandbox uid
     fsize_bytes: int = 256 * 2**20  # largest file the submission may write
@@ -302,7 +304,8 @@ _bundle: Path | None = None
 
 
 def kit_bundle() -> Path:
-    """A read-only copy of `grader/*.py` and `tests/probes/` (built once per process).
+    """A read-only copy of `grader/*.py`, `tests/probes/` and the other shipped helpers under
+    `tests/` (built once per process).
 
     The repository itself is never mounted into the sandbox: it holds `solutions/` and
     `tests/hidden/`.  The `grader` package and the probes ship to students anyway.
@@ -312,17 +315,22 @@ def kit_bundle() -> Path:
         return _bundle
     import compileall
 
-    root = Path(tempfile.mkdtemp(prefix="kit-bundle-"))
+    root = Path(tempfile.mkdtemp(prefix=f"kit-bundle-{os.getpid()}-"))
     (root / "grader").mkdir()
     for src in sorted((KIT_ROOT / "grader").glob("*.py")):
         shutil.copy2(src, root / "grader" / src.name)
     (root / "tests").mkdir()
-    if (KIT_ROOT / "tests" / "__init__.py").exists():
-        shutil.copy2(KIT_ROOT / "tests" / "__init__.py", root / "tests" / "__init__.py")
-    else:
-        (root / "tests" / "__init__.py").write_text("")
-    shutil.copytree(KIT_ROOT / "tests" / "probes", root / "tests" / "probes",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (root / "tests" / "__init__.py").write_text("")
+    from grader.release import RELEASE_PATHS
+
+    for rel in RELEASE_PATHS:  # what ships under tests/, except the public tests themselves
+        src = KIT_ROOT / rel
+        if not rel.startswith("tests/") or rel == "tests/public" or not src.exists():
+            continue
+        if src.is_dir():
+            shutil.copytree(src, root / rel, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(src, root / rel)
     compileall.compile_dir(str(root), quiet=2)
     for dirpath, dirnames, filenames in os.walk(root):
         os.chmod(dirpath, 0o755)
@@ -529,11 +537,13 @@ class Sandbox:
         self.fault = fault
         self.fault_mark = 0
         self.drain: _Drain | None = None
+        self.dirty = False  # the student's code left processes running: restart before the next call
 
     # lifecycle ------------------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
         limits = self.settings.limits
-        lim = {"as_bytes": limits.as_bytes, "cpu_seconds": limits.cpu_seconds, "fsize_bytes": limits.fsize_bytes,
+        lim = {"as_bytes": limits.as_bytes, "data_bytes": limits.data_bytes, "cpu_seconds": limits.cpu_seconds,
+               "fsize_bytes": limits.fsize_bytes,
                "nofile": limits.nofile, "core": limits.core, "nproc": limits.nproc}
         if self.uid is None and not _is_root():
             # without a uid of our own RLIMIT_NPROC counts all of this user's processes
@@ -549,7 +559,7 @@ class Sandbox:
             prefix = bwrap_argv(self.folder, bundle, limits, env)
             cwd = None
         else:
-            self.scratch = tempfile.mkdtemp(prefix="kit-sandbox-tmp-")
+            self.scratch = tempfile.mkdtemp(prefix=f"kit-sandbox-tmp-{os.getpid()}-")
             if self.uid is not None:
                 os.chown(self.scratch, self.uid, self.uid)
             env = sandbox_env(self.scratch, str(bundle))
@@ -560,6 +570,8 @@ class Sandbox:
                 "--fd-fault", str(fault_w), "--folder", folder_inside, "--limits", json.dumps(lim)]
         if self.uid is not None:
             argv += ["--uid", str(self.uid), "--gid", str(self.uid)]
+            if self.launcher == RLIMITS and not all(_others_can_read(p) for p in python_mounts()):
+                argv.append("--keep-read-cap")
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, env=env, cwd=cwd,
                                          pass_fds=(req_r, rep_w, fault_w), start_new_session=True, close_fds=True)
@@ -626,6 +638,15 @@ class Sandbox:
             self.scratch = None
         return rc
 
+    def wait_exit(self, timeout: float) -> int | None:
+        """The launcher's exit status if it ends within `timeout` (None if it is still running)."""
+        if self.proc is None:
+            return None
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
     def stop(self) -> None:
         """Ask the worker to exit, then make sure everything is gone."""
         if self.alive():
@@ -675,6 +696,8 @@ class Sandbox:
             return decode(payload)
         except BoundaryError as exc:
             raise _Garbage(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - e.g. RecursionError on absurdly nested data
+            raise _Garbage(f"{type(exc).__name__} while decoding") from None
 
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request; the reply dict, or raise _Timeout / EOFError / _Garbage."""
@@ -696,6 +719,7 @@ class Sandbox:
                 raise _Garbage(f"a malformed error record ({type(exc).__name__})") from None
         if "boundary" in reply and type(reply["boundary"]) is not str:
             raise _Garbage("a malformed boundary record")
+        self.dirty = answer.get("children") is not False
         return reply
 
     def death_words(self, rc: int | None) -> str:
@@ -723,6 +747,18 @@ def _poller(fd: int, write: bool) -> Any:
     p = select.poll()
     p.register(fd, select.POLLOUT if write else select.POLLIN)
     return p
+
+
+def _others_can_read(path: str) -> bool:
+    """Whether any uid can reach `path` (every ancestor searchable by others)."""
+    p = Path(path)
+    for q in (p, *p.parents):
+        try:
+            if not os.stat(q).st_mode & 0o001:
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def _count_own_processes() -> int:
@@ -759,7 +795,8 @@ class SandboxBackend:
         self.broken: dict[str, str] = {}  # module -> why its import never completes
         self.started_at = time.monotonic()
         self.call_seconds = 0.0
-        self.stats: dict[str, Any] = {"launcher": self.launcher, "warning": self.warning, "starts": 0, "calls": 0,
+        self.stats: dict[str, Any] = {"launcher": self.launcher, "warning": self.warning, "uid": self.uid,
+                                      "starts": 0, "calls": 0,
                                       "timeouts": 0, "crashes": 0, "garbage": 0, "infra_error": "", "events": []}
         self.closed = False
 
@@ -838,19 +875,26 @@ class SandboxBackend:
     def _request(self, sandbox: Sandbox, message: dict[str, Any], timeout: float, what: str,
                  module: str | None) -> dict[str, Any]:
         try:
-            return sandbox.request(message, timeout)
+            reply = sandbox.request(message, timeout)
+            if sandbox.dirty and message["op"] == "call":  # processes left behind: not into the next call
+                self.stats["leftovers"] = self.stats.get("leftovers", 0) + 1
+                sandbox.kill()
+                self.sandbox = None
+            return reply
         except _Timeout:
             sandbox.kill()
             self.sandbox = None
-            return self._fail("timeouts", what, f"timed out after {timeout:g} s (the sandbox was restarted)", module)
+            return self._fail("timeouts", what, f"timed out after {timeout:g} s", module)
         except EOFError:
-            rc = sandbox.kill()
+            rc = sandbox.wait_exit(2.0)  # its own exit status first (the words say why), then kill the rest
+            sandbox.kill()
             self.sandbox = None
             return self._fail("crashes", what, sandbox.death_words(rc), module)
         except _Garbage as exc:
             sandbox.kill()
             self.sandbox = None
-            return self._fail("garbage", what, f"the sandbox sent back something that is not data: {exc}", None)
+            first = (str(exc).strip().splitlines() or [""])[0][:300]
+            return self._fail("garbage", what, f"the sandbox sent back something that is not data: {first}", None)
 
 
 def _write_log(path: Path, backend: SandboxBackend) -> None:
@@ -858,13 +902,14 @@ def _write_log(path: Path, backend: SandboxBackend) -> None:
     s = backend.stats
     lines = [f"sandbox: {backend.launcher}", *( [backend.warning] if backend.warning else []),
              f"starts: {s['starts']}  calls: {s['calls']}  timeouts: {s['timeouts']}  crashes: {s['crashes']}  "
-             f"garbage replies: {s['garbage']}", *(f"event: {e['kind']} in {e['call']}: {e['message']}" for e in s["events"]),
+             f"garbage replies: {s['garbage']}",
+             *(f"event: {e['kind']} in {e['call']}: {e['message']}" for e in s["events"]),
              *( [f"infrastructure error: {s['infra_error']}"] if s["infra_error"] else []),
              f"--- output of the submission ({backend.output.total} bytes; at most {backend.settings.output_cap} kept; "
              "written by student code, not by the grader) ---", backend.output.text()]
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines), encoding="utf-8")
-    tmp.replace(path)
+    from grader.results import write_atomic
+
+    write_atomic(path, "\n".join(lines))
 
 
 def settings_dict(s: SandboxSettings) -> dict[str, Any]:

@@ -8,7 +8,8 @@ hidden tests or the results folder.
 
 Start-up, all trusted code, before any student code runs:
 
-1. set the rlimits (address space, CPU time, processes, file size, open files, no core);
+1. set the rlimits (data segment, address space, CPU time, processes, file size, open files,
+   no core);
 2. drop to the sandbox uid when started as root (its own uid per job slot, so that
    RLIMIT_NPROC binds and the grader can kill every process the submission left behind),
    set no_new_privs and a parent-death signal;
@@ -56,6 +57,7 @@ def apply_limits(limits: dict[str, int]) -> None:
 
     table = {
         "as_bytes": resource.RLIMIT_AS,
+        "data_bytes": resource.RLIMIT_DATA,
         "fsize_bytes": resource.RLIMIT_FSIZE,
         "nofile": resource.RLIMIT_NOFILE,
         "nproc": resource.RLIMIT_NPROC,
@@ -70,12 +72,45 @@ def apply_limits(limits: dict[str, int]) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
 
 
-def drop_privileges(uid: int | None, gid: int | None) -> None:
+_PR_SET_KEEPCAPS = 8
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_RAISE = 2
+_CAP_DAC_READ_SEARCH = 2
+
+
+def _keep_read_capability() -> None:
+    """Keep only CAP_DAC_READ_SEARCH (also across exec, as an ambient capability).
+
+    Used by the rlimits fallback when the Python installation is not readable by other users
+    (e.g. under /root): the sandbox uid could not even import the standard library otherwise.
+    """
+    import ctypes
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    bit = 1 << _CAP_DAC_READ_SEARCH
+    data = (Data * 2)(Data(bit, bit, bit), Data(0, 0, 0))
+    if libc.capset(ctypes.byref(Header(0x20080522, 0)), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+    if libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_RAISE, _CAP_DAC_READ_SEARCH, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "raising the ambient capability failed")
+
+
+def drop_privileges(uid: int | None, gid: int | None, keep_read: bool = False) -> None:
     """Become the sandbox uid/gid (only possible, and only needed, when started as root)."""
     if uid is not None and os.geteuid() == 0:
+        if keep_read:
+            _prctl(_PR_SET_KEEPCAPS, 1)
         os.setgroups([])
         os.setresgid(gid if gid is not None else uid, gid if gid is not None else uid, gid if gid is not None else uid)
         os.setresuid(uid, uid, uid)
+        if keep_read:
+            _keep_read_capability()
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
     # a credential change clears the parent-death signal: arm it again, then make sure the
     # parent did not die in between (we would then be adopted and never get the signal)
@@ -138,11 +173,49 @@ def _memory_message(reply: dict[str, Any], limits: dict[str, int]) -> dict[str, 
         return reply
     text = str(err.get("message", ""))
     if err.get("type") == "MemoryError" or "can't allocate memory" in text or "std::bad_alloc" in text:
-        cap = limits.get("as_bytes")
+        cap = limits.get("data_bytes") or limits.get("as_bytes")
         limit = f" of {cap / 2**30:g} GiB" if cap else ""
-        err = dict(err, message=f"exceeded the sandbox memory limit{limit} ({err.get('type')}: {text[:300]})")
+        detail = f" ({text[:300]})" if text.strip() else ""
+        err = dict(err, message=f"exceeded the sandbox memory limit{limit}{detail}")
         return {"error": err}
     return reply
+
+
+def _size_of(value: Any, limit: int) -> int:
+    """Bytes of tensor data in a reply (stops counting past `limit`)."""
+    import torch
+
+    total, todo = 0, [value]
+    while todo and total <= limit:
+        v = todo.pop()
+        if type(v) is torch.Tensor:
+            total += v.untyped_storage().nbytes()
+        elif type(v) in (list, tuple):
+            todo.extend(v)
+        elif type(v) is dict:
+            todo.extend(v.values())
+        elif type(v) is str:
+            total += len(v)
+    return total
+
+
+def _cap_reply(reply: dict[str, Any]) -> dict[str, Any]:
+    """A result too large to send back fails its call with a plain message (never sent)."""
+    from grader.protocol import MAX_REPLY_BYTES
+
+    if "ok" in reply:
+        size = _size_of(reply["ok"], MAX_REPLY_BYTES)
+        if size > MAX_REPLY_BYTES:
+            return {"boundary": f"the result is too large to send back (over {MAX_REPLY_BYTES // 2**20} MiB)"}
+    return reply
+
+
+def _has_children() -> bool:
+    try:
+        pid, _ = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return True  # a live child (pid 0) or one that just ended (reaped now)
 
 
 def serve_forever(channel: Channel, folder: str, limits: dict[str, int]) -> int:
@@ -153,7 +226,8 @@ def serve_forever(channel: Channel, folder: str, limits: dict[str, int]) -> int:
     from grader.target import Implementation
 
     impl = Implementation(Path(folder))
-    channel.send({"ready": True, "pid": os.getpid(), "uid": os.getuid()})
+    me = os.getpid()
+    channel.send({"ready": True, "pid": me, "uid": os.getuid()})
     while True:
         try:
             request = channel.recv()
@@ -162,7 +236,9 @@ def serve_forever(channel: Channel, folder: str, limits: dict[str, int]) -> int:
         op = request.get("op")
         seq = request.get("seq", -1)
         if op == "bye":
-            return 0
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)  # no interpreter teardown (torch's takes a while); nothing to clean up
         if op == "import":
             try:
                 getattr(impl, str(request["module"]))
@@ -176,16 +252,21 @@ def serve_forever(channel: Channel, folder: str, limits: dict[str, int]) -> int:
                 reply = {"boundary": f"grader error: {exc}"}
         else:
             reply = {"boundary": f"grader error: unknown op {op!r}"}
-        reply = _memory_message(_missing_module_file(reply, impl), limits)
+        if os.getpid() != me:  # a process the student forked came back here: it must not answer
+            os._exit(0)
+        reply = _cap_reply(_memory_message(_missing_module_file(reply, impl), limits))
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except Exception:  # noqa: BLE001 - the student may have closed or replaced it
                 pass
+        # processes the student's code left running: the grader restarts the sandbox after this call
+        children = _has_children()
         try:
-            channel.send({"seq": seq, "reply": reply})
+            channel.send({"seq": seq, "reply": reply, "children": children})
         except Exception as exc:  # noqa: BLE001 - e.g. torch.save refusing an odd value
-            channel.send({"seq": seq, "reply": {"boundary": f"the reply could not be encoded: {type(exc).__name__}: {exc}"[:500]}})
+            reply = {"boundary": f"the reply could not be encoded: {type(exc).__name__}: {exc}"[:500]}
+            channel.send({"seq": seq, "reply": reply, "children": children})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,11 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--uid", type=int, default=None)
     parser.add_argument("--gid", type=int, default=None)
     parser.add_argument("--limits", default="{}")
+    parser.add_argument("--keep-read-cap", action="store_true")
     args = parser.parse_args(argv)
 
     limits = json.loads(args.limits)
     apply_limits(limits)
-    drop_privileges(args.uid, args.gid)
+    drop_privileges(args.uid, args.gid, args.keep_read_cap)
     if args.fd_fault is not None:
         import faulthandler
 

@@ -1,0 +1,232 @@
+"""Finding submissions and taking only the expected files out of them, safely (grader.archives)."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader import MODULES, archives
+from grader.archives import RejectedSubmission, Source, classify, discover, fingerprint, stage, student_id
+
+
+def _zip(path: Path, members: dict[str, str | bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return path
+
+
+def _targz(path: Path, members: dict[str, str | bytes]) -> Path:
+    with tarfile.open(path, "w:gz") as tf:
+        for name, data in members.items():
+            raw = data.encode() if isinstance(data, str) else data
+            info = tarfile.TarInfo(name)
+            info.size = len(raw)
+            tf.addfile(info, io.BytesIO(raw))
+    return path
+
+
+def _stage(tmp_path: Path, path: Path) -> archives.Staged:
+    return stage(Source(student_id(path), path), tmp_path / "staged")
+
+
+def test_layouts_in_order_of_preference(tmp_path: Path) -> None:
+    # assignment/ wins over top-level files, and files are never mixed from two roots
+    z = _zip(tmp_path / "a.zip", {"assignment/memory.py": "A = 1\n", "views.py": "B = 2\n", "memory.py": "C = 3\n"})
+    staged = _stage(tmp_path, z)
+    assert set(staged.files) == {"memory"}
+    assert (staged.folder / "memory.py").read_text() == "A = 1\n"
+    assert staged.layout == "assignment"
+    assert sorted(os.listdir(staged.folder)) == ["memory.py"]
+
+
+@pytest.mark.parametrize("name", ["alice/assignment/memory.py", "assignment/memory.py", "memory.py", "alice/memory.py"])
+def test_each_layout_is_found(tmp_path: Path, name: str) -> None:
+    staged = _stage(tmp_path, _zip(tmp_path / "s.zip", {name: "X = 1\n", "alice/README.md": "hi"}))
+    assert staged.files.keys() == {"memory"}
+    assert staged.missing == [m for m in MODULES if m != "memory"]
+
+
+def test_too_deep_or_unknown_files_are_not_taken(tmp_path: Path) -> None:
+    z = _zip(tmp_path / "s.zip", {"a/b/assignment/memory.py": "X\n", "assignment/conftest.py": "X\n",
+                                  "assignment/sitecustomize.py": "X\n", "assignment/helpers.py": "X\n",
+                                  "__MACOSX/assignment/memory.py": "X\n"})
+    staged = _stage(tmp_path, z)
+    assert staged.files == {}
+    assert os.listdir(staged.folder) == []
+    assert any("no module files" in n for n in staged.notes)
+
+
+def test_only_module_files_are_copied_from_a_release_folder(tmp_path: Path) -> None:
+    sub = tmp_path / "bob"
+    (sub / "assignment").mkdir(parents=True)
+    (sub / "tests").mkdir()
+    for name in ("memory.py", "views.py", "conftest.py", "extra.py", "__init__.py"):
+        (sub / "assignment" / name).write_text(f"# {name}\n")
+    (sub / "conftest.py").write_text("raise SystemExit\n")
+    (sub / "pytest.ini").write_text("[pytest]\n")
+    (sub / "tests" / "conftest.py").write_text("raise SystemExit\n")
+    staged = _stage(tmp_path, sub)
+    assert sorted(os.listdir(staged.folder)) == ["memory.py", "views.py"]
+    assert oct(os.stat(staged.folder / "memory.py").st_mode & 0o777) == "0o644"
+
+
+def test_dotdot_and_absolute_members_are_ignored_and_never_written(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    z = _zip(tmp_path / "s.zip", {"assignment/memory.py": "OK = 1\n", "../outside/evil.py": "X",
+                                  "../../memory.py": "EVIL = 1\n", str(outside / "abs.py"): "X",
+                                  "assignment/../../views.py": "EVIL = 1\n"})
+    staged = _stage(tmp_path, z)
+    assert staged.files.keys() == {"memory"}
+    assert (staged.folder / "memory.py").read_text() == "OK = 1\n"
+    assert os.listdir(outside) == []
+    assert sum("unsafe path" in n for n in staged.notes) >= 3
+    t = _targz(tmp_path / "t.tar.gz", {"assignment/memory.py": "OK = 2\n", "../outside/evil.py": "X",
+                                       "/etc/memory.py": "X"})
+    staged = stage(Source("t", t), tmp_path / "staged2")
+    assert (staged.folder / "memory.py").read_text() == "OK = 2\n"
+    assert os.listdir(outside) == []
+
+
+def test_symlinks_are_never_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.py"
+    secret.write_text("SECRET = 1\n")
+    # a directory submission: a symlinked assignment/ and a symlinked module file
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "assignment").symlink_to(tmp_path)
+    (d / "memory.py").symlink_to(secret)
+    os.link(secret, d / "views.py")  # a hard link to a file elsewhere on this machine
+    staged = stage(Source("d", d), tmp_path / "s1")
+    assert staged.files == {}
+    assert any("hard link" in n for n in staged.notes)
+    # tar: symlink and hardlink members
+    t = tmp_path / "t.tar.gz"
+    with tarfile.open(t, "w:gz") as tf:
+        for name, kind in (("assignment/memory.py", tarfile.SYMTYPE), ("assignment/views.py", tarfile.LNKTYPE)):
+            info = tarfile.TarInfo(name)
+            info.type = kind
+            info.linkname = str(secret)
+            tf.addfile(info)
+    staged = stage(Source("t", t), tmp_path / "s2")
+    assert staged.files == {}
+    assert any("symlink" in n for n in staged.notes) and any("hardlink" in n for n in staged.notes)
+    # zip: a member whose mode says symlink
+    z = tmp_path / "z.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        info = zipfile.ZipInfo("assignment/memory.py")
+        info.create_system = 3
+        info.external_attr = 0o120777 << 16
+        zf.writestr(info, str(secret))
+    staged = stage(Source("z", z), tmp_path / "s3")
+    assert staged.files == {}
+
+
+def test_zip_bomb_rejected_on_declared_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(archives, "MAX_UNPACKED_BYTES", 4 * 2**20)
+    z = _zip(tmp_path / "bomb.zip", {"assignment/memory.py": "X = 1\n", "zeros.bin": b"\0" * (5 * 2**20)})
+    assert z.stat().st_size < 100_000
+    with pytest.raises(RejectedSubmission, match="zip bomb"):
+        _stage(tmp_path, z)
+    assert not (tmp_path / "staged").exists()
+
+
+def test_gzip_bomb_rejected_while_streaming(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(archives, "MAX_UNPACKED_BYTES", 2 * 2**20)
+    t = _targz(tmp_path / "bomb.tar.gz", {"zeros.bin": b"\0" * (3 * 2**20), "assignment/memory.py": "X = 1\n"})
+    with pytest.raises(RejectedSubmission, match="zip bomb"):
+        _stage(tmp_path, t)
+
+
+def test_caps_on_members_module_size_and_archive_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(archives, "MAX_MEMBERS", 10)
+    with pytest.raises(RejectedSubmission, match="entries"):
+        _stage(tmp_path, _zip(tmp_path / "many.zip", {f"f{i}.txt": "x" for i in range(11)}))
+    monkeypatch.setattr(archives, "MAX_MODULE_BYTES", 1000)
+    with pytest.raises(RejectedSubmission, match="larger than"):
+        stage(Source("big", _zip(tmp_path / "big.zip", {"assignment/memory.py": "#" * 1001})), tmp_path / "s2")
+    with pytest.raises(RejectedSubmission, match="larger than"):
+        stage(Source("bigt", _targz(tmp_path / "big.tar.gz", {"memory.py": "#" * 1001})), tmp_path / "s3")
+    monkeypatch.setattr(archives, "MAX_ARCHIVE_BYTES", 100)
+    with pytest.raises(RejectedSubmission, match="the cap"):
+        stage(Source("huge", _zip(tmp_path / "huge.zip", {"memory.py": os.urandom(500)})), tmp_path / "s4")
+
+
+@pytest.mark.parametrize("content", [b"", b"PK\x03\x04garbage" * 50, b"\x1f\x8b\x08\x00garbage" * 50])
+def test_corrupt_archives_are_rejected_plainly(tmp_path: Path, content: bytes) -> None:
+    for name in ("c.zip", "c.tar.gz"):
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(RejectedSubmission, match="corrupt"):
+            stage(Source("c", path), tmp_path / f"s-{name}")
+
+
+def test_non_utf8_module_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(RejectedSubmission, match="UTF-8"):
+        _stage(tmp_path, _zip(tmp_path / "b.zip", {"memory.py": b"\xff\xfe\x00bad"}))
+
+
+def test_discovery_student_ids_and_classification(tmp_path: Path) -> None:
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    _zip(subs / "alice.zip", {"assignment/memory.py": "X\n"})
+    _targz(subs / "bob.tar.gz", {"memory.py": "X\n"})
+    (subs / "carol" / "assignment").mkdir(parents=True)
+    (subs / "carol" / "assignment" / "memory.py").write_text("X\n")
+    (subs / "dave").mkdir()  # an empty submission is still a submission
+    (subs / "notes.txt").write_text("not a submission")
+    (subs / ".hidden").mkdir()
+    assert classify(subs) == "folder"
+    assert classify(subs / "carol") == "submission"
+    sources, problems = discover([subs])
+    assert [s.student for s in sources] == ["alice", "bob", "carol", "dave"]
+    assert problems == []
+    # a folder of sub-folders that hold module files is a folder of submissions (one each)
+    (tmp_path / "eve" / "release" / "assignment").mkdir(parents=True)
+    (tmp_path / "eve" / "release" / "assignment" / "memory.py").write_text("X\n")
+    assert classify(tmp_path / "eve") == "folder"
+    # ...but module files one level down next to other files make it one submission
+    (tmp_path / "frank" / "work").mkdir(parents=True)
+    (tmp_path / "frank" / "work" / "memory.py").write_text("X\n")
+    (tmp_path / "frank" / "work" / "sub").mkdir()
+    assert classify(tmp_path / "frank" / "work") == "submission"
+    # duplicate ids: the second is reported and skipped
+    _zip(tmp_path / "carol.zip", {"memory.py": "X\n"})
+    sources, problems = discover([subs, tmp_path / "carol.zip"])
+    assert [s.student for s in sources].count("carol") == 1
+    assert any("already taken" in p for p in problems)
+    assert student_id(Path("we ird/../name (1).tar.gz")) == "name_1"
+    _, problems = discover([tmp_path / "missing.zip"])
+    assert problems
+
+
+def test_a_huge_folder_is_discovered_then_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(archives, "MAX_MEMBERS", 50)
+    subs = tmp_path / "subs"
+    (subs / "alice" / "assignment").mkdir(parents=True)
+    (subs / "alice" / "assignment" / "memory.py").write_text("X\n")
+    (subs / "bob").mkdir()
+    for i in range(80):
+        (subs / "bob" / f"f{i}.txt").write_text("x")
+    sources, problems = discover([subs])
+    assert [s.student for s in sources] == ["alice", "bob"] and problems == []
+    assert fingerprint(sources[1]) == fingerprint(sources[1])
+    with pytest.raises(RejectedSubmission, match="more than 50 entries"):
+        stage(sources[1], tmp_path / "staged")
+
+
+def test_fingerprint_is_stable_and_content_based(tmp_path: Path) -> None:
+    sub = tmp_path / "s"
+    (sub / "assignment").mkdir(parents=True)
+    (sub / "assignment" / "memory.py").write_text("X = 1\n")
+    first = fingerprint(Source("s", sub))
+    (sub / "unrelated.txt").write_text("changes nothing graded")
+    assert fingerprint(Source("s", sub)) == first
+    (sub / "assignment" / "memory.py").write_text("X = 2\n")
+    assert fingerprint(Source("s", sub)) != first
