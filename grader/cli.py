@@ -99,13 +99,61 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
     options = GradeOptions(out=Path(args.out), jobs=max(1, args.jobs), force=args.force,
                            modules=tuple(args.module) if args.module else MODULES, hidden=not args.public_only,
                            launcher=args.sandbox, call_timeout=args.call_timeout, import_timeout=args.import_timeout,
-                           memory_mb=args.memory_mb, progress=not args.no_progress)
+                           memory_mb=args.memory_mb, progress=not args.no_progress, device=args.device)
     try:
         result = grade([Path(p) for p in args.submissions], options, console)
     except GradeError as exc:
         console.print(f"[red]{exc}[/red]", highlight=False)
         return 2
+    if args.gradebook:
+        _to_gradebook(args.gradebook, Path(args.out), console, fail_on_pending=False)
     return 0 if result.ok else 1
+
+
+def _to_gradebook(db_url: str, folder: Path, console: Console, *, fail_on_pending: bool) -> int:
+    from grader.integrations.gradebook import records_from_results, write_gradebook
+
+    counts = write_gradebook(db_url, records_from_results(folder))
+    console.print(f"gradebook {db_url}: {counts['students']} students, {counts['cells']} grade cells")
+    if counts["pending"]:
+        console.print(f"[yellow]warning: {counts['pending']} GPU test grades are still pending (counted as 0 by "
+                      "nbgrader export until `grader merge` fills them)[/yellow]")
+        return 1 if fail_on_pending else 0
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace, console: Console) -> int:
+    """Combine a CPU run and a CUDA run into final results."""
+    from grader.merge import MergeError, markdown_summary, merge_runs, write_merged
+    from grader.results import render_summary
+
+    try:
+        results, instructor, merged = merge_runs(Path(args.cpu), Path(args.gpu))
+    except MergeError as exc:
+        console.print(f"[red]{exc}[/red]", highlight=False)
+        return 2
+    out = Path(args.out)
+    write_merged(out, results, instructor, merged)
+    render_summary(merged.rows, console, title=f"Merged grades ({merged.filled} GPU test results filled in)")
+    if args.markdown:
+        with open(args.markdown, "a", encoding="utf-8") as f:
+            f.write(markdown_summary(merged))
+    code = 0
+    if merged.pending:
+        console.print(f"[yellow]warning: GPU tests still pending for {len(merged.pending)} submission(s): "
+                      f"{', '.join(sorted(merged.pending))}; their points are neither given nor lost[/yellow]")
+        code = 1 if args.fail_on_pending else 0
+    if args.gradebook:
+        code = max(code, _to_gradebook(args.gradebook, out, console, fail_on_pending=args.fail_on_pending))
+    return code
+
+
+def cmd_gradescope(args: argparse.Namespace, console: Console) -> int:
+    from grader.integrations.gradescope import build_bundle
+
+    out = build_bundle(Path(args.out))
+    console.print(f"Gradescope autograder bundle written to {out} (upload it as the assignment's autograder)")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -146,8 +194,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--import-timeout", type=float, default=30.0, help="wall seconds to import one module")
     p.add_argument("--memory-mb", type=int, default=None, help="memory limit per sandbox in MiB (RLIMIT_DATA; default 4096)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cpu: GPU tests recorded as pending; cuda: run only the GPU tests (on the CUDA runner)")
+    p.add_argument("--gradebook", metavar="DB_URL", help="also write the grades to an nbgrader gradebook (sqlite:///gradebook.db)")
     p.set_defaults(func=cmd_grade)
+    _add_integration_parsers(sub)
     return parser
+
+
+def _add_integration_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("merge", help="combine a CPU run and a CUDA run of the same submissions")
+    p.add_argument("cpu", help="results folder of the CPU run")
+    p.add_argument("gpu", help="results folder of the CUDA run (`grader grade --device cuda`); may be missing")
+    p.add_argument("--out", required=True, help="folder for the merged results.json files and grades.csv")
+    p.add_argument("--fail-on-pending", action="store_true", help="exit 1 if any GPU test is still pending")
+    p.add_argument("--markdown", metavar="FILE", help="append a markdown score table (e.g. $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--gradebook", metavar="DB_URL", help="also write the grades to an nbgrader gradebook")
+    p.set_defaults(func=cmd_merge)
+
+    p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)")
+    p.add_argument("out", help="the zip to write, e.g. autograder.zip")
+    p.set_defaults(func=cmd_gradescope)
 
 
 def main(argv: list[str] | None = None) -> int:

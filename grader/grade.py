@@ -54,6 +54,7 @@ class GradeOptions:
     import_timeout: float = 30.0
     memory_mb: int | None = None  # memory limit (RLIMIT_DATA) per sandbox (None: the sandbox default, 4 GiB)
     progress: bool = True
+    device: str = "cpu"  # cpu: GPU tests pending; cuda: only the GPU tests, with the GPU visible in the sandbox
 
 
 @dataclass
@@ -181,6 +182,13 @@ class TrustedGrader:
                                                 import_timeout=options.import_timeout)
         if options.memory_mb:
             self.settings.limits.data_bytes = int(options.memory_mb) * 2**20
+        if options.device == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise GradeError("--device cuda: this machine has no CUDA (torch.cuda.is_available() is False)")
+            self.settings.gpu = True
+            self.settings.limits.data_bytes = self.settings.limits.as_bytes = None  # CUDA reserves huge ranges
         self.launcher, self.warning = sandbox.resolve_launcher(options.launcher)
         self.settings.launcher = self.launcher
         self.settings.uid = sandbox.acquire_uid()
@@ -368,7 +376,7 @@ class _Pool:
         env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OMP_WAIT_POLICY": "PASSIVE",
                # the sandbox hides GPUs (CUDA_VISIBLE_DEVICES=""): GPU tests stay pending in this CPU run even on
                # a machine with CUDA (the plugin's --device default reads KIT_DEVICE)
-               "KIT_DEVICE": os.environ.get("KIT_GRADE_DEVICE", "cpu")}
+               "KIT_DEVICE": os.environ.get("KIT_GRADE_DEVICE", self.options.device)}
         with open(self.logs / f"worker-{slot}.log", "ab") as log:
             proc = subprocess.Popen([sys.executable, "-m", "grader.grade", "--worker", str(theirs.fileno()), opts],
                                     pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=log, stderr=log,

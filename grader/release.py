@@ -135,6 +135,9 @@ def build_release(out: Path) -> Path:
         if src.exists():
             _copy(src, out / rel)
     shutil.copy2(KIT_ROOT / "docs" / "STUDENT_README.md", out / "README.md")
+    from grader.integrations.github import write_workflow
+
+    write_workflow(out)  # the student repo autogrades each push (CPU job, GPU job, merge)
     leaked = audit_release(out)
     if leaked:
         raise RuntimeError("the release would leak instructor material:\n" + "\n".join(leaked))

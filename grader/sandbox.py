@@ -101,6 +101,7 @@ class SandboxSettings:
     limits: Limits = field(default_factory=Limits)
     uid: int | None = None  # sandbox uid when root (None: allocate one from the pool)
     log_path: str | None = None  # where close() writes the captured output (None: nowhere)
+    gpu: bool = False  # `grader grade --device cuda`: expose /dev/nvidia*, no memory rlimits (CUDA maps huge ranges)
 
     @classmethod
     def from_env(cls) -> "SandboxSettings":
@@ -410,8 +411,8 @@ def bwrap_argv(folder: Path, bundle: Path, limits: Limits, env: dict[str, str]) 
     return argv
 
 
-def sandbox_env(tmp: str, kit: str) -> dict[str, str]:
-    return {
+def sandbox_env(tmp: str, kit: str, gpu: bool = False) -> dict[str, str]:
+    env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": tmp,
         "TMPDIR": tmp,
@@ -427,6 +428,20 @@ def sandbox_env(tmp: str, kit: str) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "CUDA_VISIBLE_DEVICES": "",
     }
+    if gpu:
+        del env["CUDA_VISIBLE_DEVICES"]
+    return env
+
+
+def gpu_device_binds() -> list[str]:
+    """bwrap arguments exposing the NVIDIA device nodes (for the GPU-only grading run)."""
+    import glob
+
+    argv: list[str] = []
+    for dev in sorted(glob.glob("/dev/nvidia*")):
+        if not os.path.isdir(dev):
+            argv += ["--dev-bind", dev, dev]
+    return argv
 
 
 # -- captured output --------------------------------------------------------------------------
@@ -554,15 +569,17 @@ class Sandbox:
         fault_r, fault_w = os.pipe()
         bundle = kit_bundle()
         if self.launcher == BUBBLEWRAP:
-            env = sandbox_env(SANDBOX_TMP, SANDBOX_KIT)
+            env = sandbox_env(SANDBOX_TMP, SANDBOX_KIT, gpu=self.settings.gpu)
             folder_inside = SANDBOX_FOLDER
             prefix = bwrap_argv(self.folder, bundle, limits, env)
+            if self.settings.gpu:  # insert the device binds before the final "--"
+                prefix[-1:-1] = gpu_device_binds()
             cwd = None
         else:
             self.scratch = tempfile.mkdtemp(prefix=f"kit-sandbox-tmp-{os.getpid()}-")
             if self.uid is not None:
                 os.chown(self.scratch, self.uid, self.uid)
-            env = sandbox_env(self.scratch, str(bundle))
+            env = sandbox_env(self.scratch, str(bundle), gpu=self.settings.gpu)
             folder_inside = str(self.folder)
             prefix = []
             cwd = self.scratch

@@ -55,3 +55,19 @@ def write_gradebook(db_url: str, students: Mapping[str, Iterable[Mapping[str, An
                     grade.auto_score = float(r["points"]) if r["status"] == "passed" else 0.0
             gb.db.commit()
     return {"students": len(students), "cells": len(cells), "pending": pending}
+
+
+def records_from_results(folder) -> dict[str, list[dict[str, Any]]]:
+    """student -> test records, from the instructor.json files of a results folder (graded ones only)."""
+    import json
+    from pathlib import Path
+
+    out = {}
+    for path in sorted(Path(folder).glob("*/instructor.json")):
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if "records" in doc:
+            out[path.parent.name] = doc["records"]
+    return out

@@ -44,7 +44,7 @@ PY="${KIT_PYTHON:-$ROOT/venv/bin/python}"
 OUT="$(mktemp -d)"
 mkdir -p "$ROOT/results"
 cd "$ROOT/source/kit"
-"$PY" -m grader.cli grade "$ROOT/submission" --out "$OUT" -j 1 --no-progress
+"$PY" -m grader.cli grade "$ROOT/submission" --out "$OUT" -j 1 --no-progress ${KIT_GRADE_ARGS:-}
 doc="$(ls "$OUT"/*/results.json 2>/dev/null | head -n 1)"
 if [ -n "$doc" ]; then
   cp "$doc" "$ROOT/results/results.json"

@@ -1,0 +1,67 @@
+"""Kit self-tests that run the integrations for real: the Gradescope bundle in a local
+/autograder layout, and the student workflow's commands in a student release."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from grader import KIT_ROOT
+from grader.integrations.gradescope import build_bundle
+from grader.release import build_release
+from grader.results import validate_results
+
+
+def test_gradescope_bundle_grades_in_a_local_autograder_layout(tmp_path):
+    bundle = build_bundle(tmp_path / "autograder.zip")
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(bundle) as zf:
+        names = zf.namelist()
+        assert {"setup.sh", "run_autograder"} <= set(names)
+        assert not any(n.startswith(("kit/solutions", "kit/tests/mutants", "kit/tests/kit")) for n in names)
+        zf.extractall(root / "source")
+    (root / "source" / "run_autograder").chmod(0o755)
+    submission = root / "submission" / "assignment"
+    submission.mkdir(parents=True)
+    shutil.copy2(KIT_ROOT / "solutions" / "memory.py", submission / "memory.py")
+    (root / "submission" / "conftest.py").write_text("raise SystemExit('must never be imported')\n")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "KIT_PYTHON": sys.executable, "KIT_GRADE_ARGS": "--module memory"}
+    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
+                          timeout=900)
+    doc = json.loads((root / "results" / "results.json").read_text())
+    assert validate_results(doc) == [], proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert doc["score"] == doc["max_score"] > 0, doc["output"]
+    assert {t["visibility"] for t in doc["tests"]} == {"visible", "after_published"}  # public and hidden ran
+
+
+def test_student_workflow_commands_run_in_a_release(tmp_path):
+    release = build_release(tmp_path / "release")
+    assert (release / ".github" / "workflows" / "autograde.yml").exists()
+    shutil.copy2(KIT_ROOT / "solutions" / "views.py", release / "assignment" / "views.py")  # one module done
+    env = {**os.environ, "PYTHONPATH": str(release)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "grader.cli", *args], cwd=release, env=env, capture_output=True,
+                              text=True, timeout=900)
+
+    cpu = run("grade", "assignment", "--out", "results-cpu", "--device", "cpu", "--no-progress")
+    assert cpu.returncode == 0, cpu.stdout[-3000:] + cpu.stderr[-3000:]
+    summary = tmp_path / "summary.md"
+    merged = run("merge", "results-cpu", "results-gpu", "--out", "results", "--markdown", str(summary),
+                 "--gradebook", f"sqlite:///{tmp_path / 'gb.db'}")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "still pending" in merged.stdout  # no GPU run here: GPU tests stay pending, never scored
+    row = list(csv.DictReader((release / "results" / "grades.csv").open()))[0]
+    doc = json.loads((release / "results" / "assignment" / "results.json").read_text())
+    views_points = doc["extra_data"]["modules"]["views"]["possible"]
+    assert float(row["views"]) == views_points > 0 and float(row["score"]) == views_points
+    assert float(row["pending"]) > 0 and "| assignment |" in summary.read_text()
+    assert not any(t["extra_data"]["hidden"] for t in doc["tests"])  # the release has no hidden tests
+    failing = merged.returncode, run("merge", "results-cpu", "results-gpu", "--out", "r2", "--fail-on-pending").returncode
+    assert failing == (0, 1)
