@@ -1,0 +1,74 @@
+"""Run many pytest sessions cheaply and in isolation: import once, fork per session.
+
+`grader validate` grades every mutant with its module's tests.  A fresh interpreter per
+mutant spends most of its time importing torch, pytest and the tests; here one server
+process imports them once and forks a child per run, so every run starts from the same
+clean state (no leakage between mutants) without paying the imports again.
+
+Protocol: the parent writes a JSON list of runs (`{"args": [...pytest args...]}`) on stdin;
+the server forks at most `jobs` children at a time, each runs `pytest.main(args)` with its
+output discarded, and the server prints one JSON line per finished run: `{"index", "code"}`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+
+
+def _preimport(files: list[str]) -> None:
+    import pytest  # noqa: F401
+    import torch  # noqa: F401
+
+    try:  # its pytest plugin imports it at the end of every session: pay that once, here
+        import hypothesis  # noqa: F401
+    except ImportError:
+        pass
+
+    import grader.pytest_plugin  # noqa: F401
+
+    for f in sorted(set(files)):
+        rel = os.path.relpath(f, os.getcwd())
+        if rel.endswith(".py") and not rel.startswith(".."):
+            try:
+                importlib.import_module(rel[:-3].replace(os.sep, "."))
+            except Exception:  # noqa: BLE001 - the child will report it properly
+                pass
+
+
+def _child(args: list[str]) -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    code = 3
+    try:
+        import pytest
+        import torch
+
+        torch.set_num_threads(1)
+        code = int(pytest.main(args))
+    finally:
+        os._exit(code)
+
+
+def serve(runs: list[dict], jobs: int) -> None:
+    _preimport([a for r in runs for a in r["args"] if a.endswith(".py")])
+    running: dict[int, int] = {}
+    pending = list(enumerate(runs))
+    while pending or running:
+        while pending and len(running) < jobs:
+            index, run = pending.pop(0)
+            pid = os.fork()
+            if pid == 0:
+                _child(run["args"])
+            running[pid] = index
+        pid, status = os.wait()
+        if pid in running:
+            index = running.pop(pid)
+            print(json.dumps({"index": index, "code": os.waitstatus_to_exitcode(status)}), flush=True)
+
+
+if __name__ == "__main__":
+    serve(json.loads(sys.stdin.read()), int(sys.argv[1]) if len(sys.argv) > 1 else 2)
