@@ -359,8 +359,8 @@ def python_mounts() -> list[str]:
         roots.add(p)
     out: list[Path] = []
     for p in sorted({r for r in roots}, key=lambda r: len(r.parts)):
-        if p == Path("/") or str(p).startswith(("/usr", "/proc", "/dev", "/tmp")):
-            continue
+        if p in (Path("/"), Path("/tmp")) or str(p).startswith(("/usr/", "/proc/", "/dev/")) or str(p) == "/usr":
+            continue  # (a venv under /tmp is fine: it is bound read-only on top of the private /tmp)
         if p == KIT_ROOT or (KIT_ROOT in p.parents and prefix not in (p, *p.parents)):
             continue
         if any(q in p.parents for q in out):
@@ -394,7 +394,8 @@ def bwrap_argv(folder: Path, bundle: Path, limits: Limits, env: dict[str, str]) 
                 made.add(str(parent))
                 dirs.append(str(parent))
     for d in dirs:  # bwrap would create them 0700: the unprivileged sandbox uid must traverse them
-        argv += ["--perms", "0755", "--dir", d]
+        if not (d == SANDBOX_TMP or d.startswith(SANDBOX_TMP + "/")):
+            argv += ["--perms", "0755", "--dir", d]
     argv += ["--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
@@ -405,6 +406,9 @@ def bwrap_argv(folder: Path, bundle: Path, limits: Limits, env: dict[str, str]) 
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     argv += ["--proc", "/proc", "--dev", "/dev",
              "--perms", "1777", "--size", str(limits.tmpfs_bytes), "--tmpfs", SANDBOX_TMP]
+    for d in dirs:  # parents under /tmp (a venv there) are made inside the private tmpfs, after it is mounted
+        if d.startswith(SANDBOX_TMP + "/"):
+            argv += ["--perms", "0755", "--dir", d]
     for src, dest in binds[1:]:
         argv += ["--ro-bind", src, dest]
     argv += ["--chdir", SANDBOX_TMP, "--"]
