@@ -23,6 +23,8 @@ class Backend(Protocol):
 
     def call(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]: ...
 
+    def call_measured(self, name: str, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]: ...
+
     def source(self, module: str) -> str | None: ...
 
     def close(self) -> None: ...
@@ -35,13 +37,24 @@ def read_module_source(folder: Path, module: str) -> str | None:
     path = folder / f"{module}.py"
     if not path.is_file() or path.is_symlink():
         return None
-    return path.read_text(encoding="utf-8", errors="replace")
+    data = path.read_bytes()
+    try:  # what the import reads: bytes in the declared encoding (staging accepts UTF-8 only)
+        import io
+        import tokenize
+
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return data.decode("utf-8", errors="replace")
 
 
 class InProcessBackend:
     """Runs probes in this process; replies still round-trip through the data encoding."""
 
     def __init__(self, folder: Path):
+        from grader import tripwire
+
+        tripwire.install()  # before any submission module is imported (see grader.tripwire)
         self.folder = folder
         self.impl = Implementation(folder)
 
@@ -54,8 +67,42 @@ class InProcessBackend:
         except Exception as exc:  # e.g. torch.save refusing an odd tensor subclass
             return {"boundary": f"{type(exc).__name__}: {exc}"}
 
+    def call_measured(self, name: str, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The call, and the growth of this process's peak resident memory during it.
+
+        In-process, the code under test runs in the test process itself (a student's own
+        `pytest`, never a graded run): the kernel's high-water mark is reset through
+        /proc/self/clear_refs before the call and read after it."""
+        before = _reset_peak()
+        reply = self.call(name, kwargs)
+        after = _status_kib("VmHWM")
+        if before is None or after is None:
+            return reply, {"peak_growth_bytes": -1, "method": "unavailable (no /proc)"}
+        return reply, {"peak_growth_bytes": (after - before) * 1024, "method": "in-process VmHWM"}
+
     def source(self, module: str) -> str | None:
         return read_module_source(self.folder, module)
 
     def close(self) -> None:
         pass
+
+
+def _status_kib(field: str, pid: int | str = "self") -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _reset_peak() -> int | None:
+    """Reset this process's VmHWM to its current RSS; the RSS (KiB) it starts from."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return None
+    return _status_kib("VmHWM")

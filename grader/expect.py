@@ -15,10 +15,12 @@ import torch
 
 
 def _fmt(value: Any, limit: int = 80) -> str:
+    """A short description of a value; bounded work however large the (untrusted) value is."""
     if type(value) is torch.Tensor:
         return f"tensor of shape {tuple(value.shape)}, dtype {str(value.dtype).removeprefix('torch.')}"
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    from grader.student import safe_repr
+
+    return safe_repr(value, limit)
 
 
 def assert_type(got: Any, expected: type | tuple[type, ...], what: str) -> None:
@@ -40,7 +42,7 @@ def assert_close(got: Any, want: float, what: str, *, rel: float = 1e-9, abs_: f
     """A real number within a relative (and/or absolute) tolerance of `want`."""
     assert_type(got, (float, int), what)
     if not math.isclose(got, want, rel_tol=rel, abs_tol=abs_):
-        raise AssertionError(f"{what}: expected {want:.6g} (relative tolerance {rel:g}), got {got!r}")
+        raise AssertionError(f"{what}: expected {want:.6g} (relative tolerance {rel:g}), got {_fmt(got)}")
 
 
 def assert_tensor(got: Any, like: torch.Tensor, what: str, *, atol: float = 0.0, rtol: float = 0.0,

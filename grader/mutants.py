@@ -23,6 +23,7 @@ from grader import KIT_ROOT, MODULES
 from grader.static import find_definition
 
 _REGISTRY: list["Mutant"] = []
+_VARIANTS: list["Mutant"] = []
 
 
 @dataclass(frozen=True)
@@ -40,26 +41,37 @@ class Mutant:
 
 def mutant(*, replaces: str, why: str) -> Callable[[Any], Any]:
     """Register the decorated function or class as a mutant of `replaces` in its module."""
+    return _registrar(_REGISTRY, "mutants", replaces, why)
 
+
+def variant(*, replaces: str, why: str) -> Callable[[Any], Any]:
+    """Register a *correct* alternative formulation of `replaces` (in `tests/variants/<module>.py`):
+    `grader validate` proves that it passes every graded test of its module, so the suites
+    accept every correct formulation the handout allows."""
+    return _registrar(_VARIANTS, "variants", replaces, why)
+
+
+def _registrar(registry: list["Mutant"], folder: str, replaces: str, why: str) -> Callable[[Any], Any]:
     def register(obj: Any) -> Any:
         module = obj.__module__.rsplit(".", 1)[-1]
         if module not in MODULES:
-            raise ValueError(f"mutants must live in tests/mutants/<module>.py, not {obj.__module__}")
+            raise ValueError(f"{folder} must live in tests/{folder}/<module>.py, not {obj.__module__}")
         tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
         node = tree.body[0]
         assert isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
-        node.decorator_list = [d for d in node.decorator_list if not _is_mutant_decorator(d)]
+        node.decorator_list = [d for d in node.decorator_list if not _is_registering_decorator(d)]
         original_name = node.name
         node.name = replaces.rsplit(".", 1)[-1]
-        _REGISTRY.append(Mutant(module, replaces, why, original_name, ast.unparse(node)))
+        registry.append(Mutant(module, replaces, why, original_name, ast.unparse(node)))
         return obj
 
     return register
 
 
-def _is_mutant_decorator(node: ast.expr) -> bool:
+def _is_registering_decorator(node: ast.expr) -> bool:
     func = node.func if isinstance(node, ast.Call) else node
-    return (isinstance(func, ast.Name) and func.id == "mutant") or (isinstance(func, ast.Attribute) and func.attr == "mutant")
+    names = ("mutant", "variant")
+    return (isinstance(func, ast.Name) and func.id in names) or (isinstance(func, ast.Attribute) and func.attr in names)
 
 
 def load_mutants(modules: tuple[str, ...] = MODULES) -> list[Mutant]:
@@ -72,6 +84,18 @@ def load_mutants(modules: tuple[str, ...] = MODULES) -> list[Mutant]:
         if (KIT_ROOT / "tests" / "mutants" / f"{module}.py").exists():
             importlib.import_module(f"tests.mutants.{module}")
     return [m for m in _REGISTRY if m.module in modules]
+
+
+def load_variants(modules: tuple[str, ...] = MODULES) -> list[Mutant]:
+    """Import tests/variants/<module>.py for each module that has one; all registered variants."""
+    import sys
+
+    if str(KIT_ROOT) not in sys.path:
+        sys.path.insert(0, str(KIT_ROOT))
+    for module in modules:
+        if (KIT_ROOT / "tests" / "variants" / f"{module}.py").exists():
+            importlib.import_module(f"tests.variants.{module}")
+    return [m for m in _VARIANTS if m.module in modules]
 
 
 def apply(m: Mutant, solution_source: str) -> str:

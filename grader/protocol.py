@@ -17,6 +17,12 @@ import torch
 
 #: Largest reply the trusted side will decode (bytes).
 MAX_REPLY_BYTES = 64 * 1024 * 1024
+#: Bounds on the decoded structure: a small pickle can describe a huge one (shared sub-lists,
+#: a tensor expanded with stride 0), so the walk is bounded before anything iterates over it.
+MAX_NODES = 1_000_000
+MAX_DEPTH = 64
+MAX_ELEMENTS = 1 << 28  # tensor elements in one reply, all tensors together
+MAX_STRING = 1 << 22  # characters in one string
 
 _SCALARS = (bool, int, float, str, type(None))
 
@@ -26,23 +32,62 @@ class BoundaryError(Exception):
 
 
 def check_data(value: Any, path: str = "result") -> None:
-    """Raise BoundaryError unless `value` is plain data: tensors, scalars, and containers of them."""
-    t = type(value)
-    if t is torch.Tensor:
+    """Raise BoundaryError unless `value` is plain data: tensors, scalars, and containers of them.
+
+    The walk is iterative and bounded (nodes, depth, tensor elements, string length); a
+    container reached twice (shared sub-lists, cycles) is refused, so a small reply cannot make
+    the trusted side walk an exponentially large structure.  Each tensor must lie inside its
+    own storage (no strides that read past it)."""
+    nodes, elements = 0, 0
+    seen: set[int] = set()
+    todo: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while todo:
+        v, where, depth = todo.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise BoundaryError(f"{path} has more than {MAX_NODES} items")
+        if depth > MAX_DEPTH:
+            raise BoundaryError(f"{where[:200]} is nested deeper than {MAX_DEPTH} levels")
+        t = type(v)
+        if t is torch.Tensor:
+            elements += v.numel()
+            if elements > MAX_ELEMENTS:
+                raise BoundaryError(f"{path} holds more than {MAX_ELEMENTS} tensor elements")
+            _check_tensor_bounds(v, where)
+            continue
+        if t is str:
+            if len(v) > MAX_STRING:
+                raise BoundaryError(f"{where[:200]} is a string of more than {MAX_STRING} characters")
+            continue
+        if t in _SCALARS:
+            continue
+        if t in (list, tuple, dict):
+            if id(v) in seen:
+                raise BoundaryError(f"{where[:200]} repeats a container (shared or cyclic structure)")
+            seen.add(id(v))
+            if t is dict:
+                for key, item in v.items():
+                    if type(key) not in (str, int):
+                        raise BoundaryError(f"{where[:200]} has a key of type {type(key).__name__}")
+                    todo.append((item, f"{where}[{str(key)[:40]!r}]", depth + 1))
+            else:
+                todo.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(v))
+            continue
+        raise BoundaryError(f"{where[:200]} is a {t.__module__}.{t.__qualname__}, not plain data")
+
+
+def _check_tensor_bounds(t: torch.Tensor, where: str) -> None:
+    if t.layout is not torch.strided:
+        raise BoundaryError(f"{where[:200]} is a {t.layout} tensor (only dense tensors cross the boundary)")
+    if t.device.type not in ("cpu", "meta"):
+        raise BoundaryError(f"{where[:200]} is on {t.device} (replies hold CPU tensors)")
+    if t.numel() == 0 or t.device.type == "meta":
         return
-    if t in _SCALARS:
-        return
-    if t in (list, tuple):
-        for i, item in enumerate(value):
-            check_data(item, f"{path}[{i}]")
-        return
-    if t is dict:
-        for key, item in value.items():
-            if type(key) not in (str, int):
-                raise BoundaryError(f"{path} has a key of type {type(key).__name__}")
-            check_data(item, f"{path}[{key!r}]")
-        return
-    raise BoundaryError(f"{path} is a {t.__module__}.{t.__qualname__}, not plain data")
+    if any(s < 0 for s in t.stride()) or t.storage_offset() < 0:
+        raise BoundaryError(f"{where[:200]} has negative strides or offset")
+    last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    if (last + 1) * t.element_size() > t.untyped_storage().nbytes():
+        raise BoundaryError(f"{where[:200]} reads past the end of its storage")
 
 
 def encode(message: Any) -> bytes:

@@ -38,8 +38,25 @@ def serve(impl: Implementation, name: str, kwargs: dict[str, Any]) -> dict[str, 
     except BaseException as exc:  # noqa: BLE001 - everything the student raises is data
         if isinstance(exc, KeyboardInterrupt):
             raise
-        return {"error": ErrorData.from_exception(exc, str(impl.folder) + "/").as_dict()}
+        return {"error": missing_file(ErrorData.from_exception(exc, str(impl.folder) + "/").as_dict(), impl)}
     return {"ok": value}
+
+
+def missing_file(err: dict[str, Any], impl: Implementation) -> dict[str, Any]:
+    """A file of the submission that is not there (a module, or a helper one imports) is named,
+    and counts as not attempted: the same words whichever backend runs the probe (the sandbox's
+    worker says exactly this for an import that fails the same way)."""
+    import os
+
+    if err.get("type") != "ModuleNotFoundError":
+        return err
+    prefix = f"No module named '{impl.package}."
+    message = str(err.get("message", ""))
+    if message.startswith(prefix):
+        module = message[len(prefix):].rstrip("'").split(".")[0]
+        if not os.path.exists(os.path.join(str(impl.folder), f"{module}.py")):
+            return dict(err, not_implemented=True, message=f"{module}.py is missing from the submission")
+    return err
 
 
 def serve_fresh(folder: str, name: str, kwargs: dict[str, Any], timeout: float = 120.0) -> Any:
@@ -83,6 +100,9 @@ def _main(argv: list[str]) -> int:
 
     from grader.protocol import decode, encode
 
+    from grader import tripwire
+
+    tripwire.install()  # before the implementation is imported, as in the sandbox worker
     request_path, reply_path = argv
     with open(request_path, "rb") as f:
         request = decode(f.read())

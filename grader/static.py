@@ -1,18 +1,43 @@
 """Static checks: read a submission's source with `ast`, never run it.
 
 Used by graded tests to enforce the assignment's rules ("AdamW must not use torch.optim",
-"the einops rewrites must not call transpose/permute/view").  The helpers are deliberately
-simple: they look at names that appear in calls and attribute accesses, and they also
-report dynamic escapes (`getattr`, `eval`, `exec`, `__import__`, `importlib`) so that a rule
-cannot be sidestepped by spelling a name at run time.
+"the einops rewrites must not call transpose/permute/view").  A rule must hold for the
+program that runs, not for one `def`: `build_scope` gathers what a rule about function F
+covers (F, every submission function it can reach by name, the module-level code of its
+file, every submission module imported from there, transitively) and lists every dynamic
+lookup in it (`getattr`, `__dict__`, `sys.modules`, `importlib`, `eval`, `__subclasses__`,
+frame inspection, `gc`, `ctypes`, ...) as a *breach*: a way to reach a name that no reading
+of the source can see.  The helpers (`forbidden_uses`, `called_names`, ...) accept a
+`Scope` or a single node.
+
+Sources are parsed from their bytes (`ast.parse(bytes)` honours a coding cookie exactly as
+the import does; staging rejects anything but UTF-8 anyway).  Rules are gates: a graded test
+checks behaviour first and applies the rule after, so a rule can take points away but never
+award them.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 DYNAMIC_ESCAPES = frozenset({"getattr", "eval", "exec", "compile", "__import__", "importlib", "globals", "vars"})
+
+#: Names (bare, or as an attribute) that look a name up at run time or reach interpreter internals.
+BREACH_NAMES = frozenset({
+    "getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec", "compile", "__import__",
+    "__getattribute__", "__getattr__", "__dict__", "__subclasses__", "__globals__", "__closure__", "__code__",
+    "__builtins__", "__wrapped__", "__func__", "__mro__", "__bases__", "__base__", "__class__", "__loader__",
+    "__spec__", "__reduce__", "__reduce_ex__", "__setattr__", "__delattr__", "__self__", "__kwdefaults__",
+    "__defaults__", "attrgetter", "methodcaller", "f_globals", "f_locals", "f_back", "f_builtins", "f_code",
+    "currentframe", "_getframe", "resolve_name", "import_module", "get_referrers", "get_referents",
+    "get_objects", "breakpoint", "__kit_tripwire__",
+})
+#: Modules whose import alone is a breach (they exist to look things up dynamically).
+BREACH_MODULES = frozenset({"importlib", "pkgutil", "gc", "ctypes", "inspect", "builtins", "runpy", "code",
+                            "codeop", "marshal", "types", "imp", "zipimport", "_ctypes", "pydoc"})
 
 
 def find_definition(tree: ast.AST, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
@@ -65,15 +90,15 @@ def dotted_name(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
-def called_names(node: ast.AST) -> set[str]:
+def called_names(node: "ast.AST | Scope") -> set[str]:
     """Dotted names of everything called inside `node` (`torch.matmul`, `?.transpose`, `rearrange`)."""
-    return {dotted_name(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return {dotted_name(n.func) for n in _walk(node) if isinstance(n, ast.Call)}
 
 
-def referenced_names(node: ast.AST) -> set[str]:
+def referenced_names(node: "ast.AST | Scope") -> set[str]:
     """Every bare name and every attribute name used inside `node`."""
     names: set[str] = set()
-    for n in ast.walk(node):
+    for n in _walk(node):
         if isinstance(n, ast.Name):
             names.add(n.id)
         elif isinstance(n, ast.Attribute):
@@ -81,10 +106,10 @@ def referenced_names(node: ast.AST) -> set[str]:
     return names
 
 
-def imported_modules(tree: ast.AST) -> set[str]:
+def imported_modules(tree: "ast.AST | Scope") -> set[str]:
     """Modules named by `import x.y` and `from x.y import z` anywhere in `tree` (`x.y` and `x.y.z`)."""
     found: set[str] = set()
-    for n in ast.walk(tree):
+    for n in _walk(tree):
         if isinstance(n, ast.Import):
             found.update(a.name for a in n.names)
         elif isinstance(n, ast.ImportFrom) and n.module:
@@ -93,24 +118,37 @@ def imported_modules(tree: ast.AST) -> set[str]:
     return found
 
 
-def forbidden_uses(node: ast.AST, forbidden: Iterable[str]) -> list[str]:
+def forbidden_uses(node: "ast.AST | Scope", forbidden: Iterable[str]) -> list[str]:
     """Which of `forbidden` (e.g. "transpose", "mT") appear in `node` as attribute names, or as
     bare names for names longer than two characters (so a local variable `t` is fine but
-    `x.t()` is not), plus any dynamic escape that could hide them."""
-    attributes = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-    bare = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    found = {f for f in forbidden if f in attributes or (len(f) > 2 and f in bare)}
+    `x.t()` is not), or as names imported with `from m import name`; plus any dynamic escape
+    that could hide them (for a Scope: every breach, with where it is)."""
+    attributes = {n.attr for n in _walk(node) if isinstance(n, ast.Attribute)}
+    bare = {n.id for n in _walk(node) if isinstance(n, ast.Name)}
+    imported = {a.name for n in _walk(node) if isinstance(n, ast.ImportFrom) for a in n.names}
+    found = {f for f in forbidden if f in attributes or f in imported or (len(f) > 2 and f in bare)}
     found |= DYNAMIC_ESCAPES & (attributes | bare)
-    return sorted(found)
+    out = sorted(found)
+    if isinstance(node, Scope):
+        out += [b for b in node.breaches if b.split(" (")[0] not in found]
+    return out
 
 
-def calls_from(node: ast.AST, tree: ast.AST, package: str, names: Iterable[str]) -> set[str]:
+def calls_from(node: "ast.AST | Scope", *args: object) -> set[str]:
     """Which of `names` are called inside `node` as functions of `package`: `package.name(...)`,
-    or `name(...)` where the module did `from package import name`."""
-    names = set(names)
-    imported = {a.asname or a.name: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+    or `name(...)` where the module did `from package import name`.
+
+    `calls_from(scope, package, names)` (the imports are the scope's own) or
+    `calls_from(node, tree, package, names)`."""
+    if isinstance(node, Scope):
+        tree: "ast.AST | Scope" = node
+        package, names = args  # type: ignore[misc]
+    else:
+        tree, package, names = args  # type: ignore[misc, assignment]
+    names = set(names)  # type: ignore[arg-type]
+    imported = {a.asname or a.name: a.name for n in _walk(tree) if isinstance(n, ast.ImportFrom)
                 and n.module == package for a in n.names}
-    aliases = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
+    aliases = {a.asname or a.name for n in _walk(tree) if isinstance(n, ast.Import)
                for a in n.names if a.name == package}
     found = set()
     for called in called_names(node):
@@ -122,7 +160,183 @@ def calls_from(node: ast.AST, tree: ast.AST, package: str, names: Iterable[str])
     return found
 
 
-def uses_any(node: ast.AST, wanted: Iterable[str]) -> bool:
+def uses_any(node: "ast.AST | Scope", wanted: Iterable[str]) -> bool:
     """Whether any of `wanted` (last component of a called name) is called in `node`."""
     wanted = set(wanted)
     return any(name.rsplit(".", 1)[-1] in wanted for name in called_names(node))
+
+
+# -- the program a rule covers --------------------------------------------------------------
+
+@dataclass
+class Scope:
+    """What a rule about `module.qualname` covers, and the dynamic lookups found in it."""
+
+    module: str
+    qualname: str
+    nodes: list[ast.AST] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    breaches: list[str] = field(default_factory=list)
+
+
+def _module_level(tree: ast.Module) -> list[ast.AST]:
+    """The code a module runs when imported: every top-level statement, but of a def only its
+    decorators, defaults and annotations (its body runs when called), and of a class its bases,
+    decorators and class-body statements (recursively, the same way)."""
+    out: list[ast.AST] = []
+
+    def visit(stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = stmt.args
+                out.extend(stmt.decorator_list)
+                out.extend(d for d in [*a.defaults, *a.kw_defaults] if d is not None)
+                out.extend(x.annotation for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+                           if x is not None and x.annotation is not None)
+                if stmt.returns is not None:
+                    out.append(stmt.returns)
+            elif isinstance(stmt, ast.ClassDef):
+                out.extend([*stmt.decorator_list, *stmt.bases, *stmt.keywords])
+                visit(stmt.body)
+            else:
+                out.append(stmt)
+
+    visit(tree.body)
+    return out
+
+
+def _all_defs(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+def _imported_submission_modules(nodes: Iterable[ast.AST], modules: set[str]) -> set[str]:
+    """Submission modules named by the imports in `nodes` (`from .x import y`, `from . import x`,
+    `import x`, and any dotted spelling whose first or last part is a submission module)."""
+    found: set[str] = set()
+    for root in nodes:
+        for n in ast.walk(root):
+            if isinstance(n, ast.ImportFrom):
+                parts = (n.module or "").split(".") if n.module else []
+                found.update(p for p in parts if p in modules)
+                found.update(a.name.split(".")[0] for a in n.names if a.name.split(".")[0] in modules)
+            elif isinstance(n, ast.Import):
+                for a in n.names:
+                    found.update(p for p in a.name.split(".") if p in modules)
+    return found
+
+
+def _names(node: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.alias):
+            out.add((n.asname or n.name).split(".")[0])
+            out.add(n.name.rsplit(".", 1)[-1])
+    return out
+
+
+def _breaches(node: ast.AST, file: str) -> list[str]:
+    found = []
+    for n in ast.walk(node):
+        name = None
+        if isinstance(n, ast.Name) and n.id in BREACH_NAMES:
+            name = n.id
+        elif isinstance(n, ast.Attribute) and n.attr in BREACH_NAMES:
+            name = n.attr
+        elif isinstance(n, ast.Attribute) and n.attr == "modules" and dotted_name(n.value).endswith("sys"):
+            name = "sys.modules"
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in ("__getattr__", "__getattribute__"):
+            name = f"def {n.name}"
+        elif isinstance(n, ast.Import):
+            name = next((a.name for a in n.names if a.name.split(".")[0] in BREACH_MODULES), None)
+            name = f"import {name}" if name else None
+        elif isinstance(n, ast.ImportFrom) and n.module and (n.module.split(".")[0] in BREACH_MODULES or any(
+                a.name in BREACH_NAMES or (n.module == "sys" and a.name == "modules") for a in n.names)):
+            name = f"from {n.module} import"
+        if name is not None:
+            found.append(f"{name} ({file}:{getattr(n, 'lineno', '?')})")
+    return found
+
+
+def build_scope(sources: dict[str, bytes | str], module: str, qualname: str) -> Scope:
+    """The program a rule about `module.qualname` covers, given every source file of the submission
+    (`{"views": b"...", "utils": b"..."}`).  Raises SyntaxError (with the file name) if one does not parse,
+    LookupError if `qualname` is not defined."""
+    trees: dict[str, ast.Module] = {}
+    for name, text in sources.items():
+        try:
+            trees[name] = ast.parse(text, filename=f"{name}.py")
+        except SyntaxError as exc:
+            raise SyntaxError(f"{name}.py does not parse: {exc}") from None
+    if module not in trees:
+        raise LookupError(f"{module}.py is missing")
+    target = find_definition(trees[module], qualname)
+    if target is None:
+        raise LookupError(f"{module}.py defines no {qualname}")
+    defs = {name: _all_defs(tree) for name, tree in trees.items()}
+    scope = Scope(module, qualname)
+    seen: set[int] = set()
+    todo: list[tuple[str, ast.AST]] = []
+    files: set[str] = set()
+
+    def add(file: str, node: ast.AST) -> None:
+        if id(node) not in seen:
+            seen.add(id(node))
+            todo.append((file, node))
+
+    def add_file(file: str) -> None:
+        if file not in files:
+            files.add(file)
+            for node in _module_level(trees[file]):
+                add(file, node)
+
+    add(module, target)
+    if "." in qualname:  # a method: its class's own code runs too
+        cls = find_definition(trees[module], qualname.rsplit(".", 1)[0])
+        if cls is not None:
+            for node in _module_level(ast.Module(body=[cls], type_ignores=[])):
+                add(module, node)
+    add_file(module)
+    referenced: set[str] = {qualname.rsplit(".", 1)[-1]}
+    while todo:
+        file, node = todo.pop()
+        scope.nodes.append(node)
+        scope.breaches.extend(_breaches(node, f"{file}.py"))
+        for other in _imported_submission_modules([node], set(trees)):
+            add_file(other)
+        new = _names(node) - referenced
+        referenced |= new
+        if new:
+            for other, nodes in defs.items():
+                for d in nodes:
+                    if d.name in referenced and id(d) not in seen:
+                        add(other, d)
+        if not todo:  # names referenced earlier may match defs of files added later
+            for other in files:
+                for d in defs[other]:
+                    if d.name in referenced and id(d) not in seen:
+                        add(other, d)
+    scope.files = sorted(f"{f}.py" for f in files)
+    scope.breaches = sorted(set(scope.breaches))
+    return scope
+
+
+def read_sources(folder: Path) -> dict[str, bytes]:
+    """Every module file of a submission folder as bytes (what the import reads), symlinks skipped."""
+    out: dict[str, bytes] = {}
+    for path in sorted(Path(folder).glob("*.py")):
+        if path.is_file() and not path.is_symlink() and path.stem.isidentifier():
+            out[path.stem] = path.read_bytes()
+    return out
+
+
+def _nodes(target: "ast.AST | Scope") -> list[ast.AST]:
+    return list(target.nodes) if isinstance(target, Scope) else [target]
+
+
+def _walk(target: "ast.AST | Scope") -> Iterable[ast.AST]:
+    for node in _nodes(target):
+        yield from ast.walk(node)

@@ -25,7 +25,11 @@ class ProbeError(AssertionError):
         self.error = error
         if error is not None and error.not_implemented:
             where = f"{error.where} " if error.where else ""
-            detail = f"{where}raises NotImplementedError".strip()
+            if error.type != "NotImplementedError":  # e.g. a module file that is missing: say which
+                detail = error.message or f"{error.type} (not attempted)"
+            else:
+                reason = f": {error.message}" if error.message.strip() else ""
+                detail = f"{where}raises NotImplementedError{reason}".strip()
         elif error is not None:
             where = f" (at {error.where})" if error.where else ""
             detail = f"your code raised {error.type}: {error.message}{where}"
@@ -61,6 +65,18 @@ class Student:
             raise (NotAttempted if result.not_implemented else ProbeError)(probe, result)
         return result
 
+    def measure(self, probe: str, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        """Run a probe and measure, from outside the code under test, how much the memory of the
+        process running it grew during the call: `(value, {"peak_growth_bytes", "method"})`.
+        The probe must do its work in the process that runs it (no fork)."""
+        reply, memory = self.backend.call_measured(probe, kwargs)
+        if "ok" in reply:
+            return reply["ok"], memory
+        if "error" in reply:
+            error = ErrorData.from_dict(reply["error"])
+            raise (NotAttempted if error.not_implemented else ProbeError)(probe, error)
+        raise ProbeError(probe, detail=f"no usable reply from your code: {reply.get('boundary', reply)}")
+
     def raises(self, probe: str, expected: str, **kwargs: Any) -> ErrorData:
         """Run a probe that must raise `expected` (an exception class name, subclasses accepted)."""
         result = self.outcome(probe, **kwargs)
@@ -94,6 +110,59 @@ class Student:
         return node
 
 
+    def scope(self, module: str, qualname: str) -> static.Scope:
+        """What a rule about `module.qualname` must hold for: the function, everything of the
+        submission it can reach, the module-level code of every submission module involved, and
+        the dynamic lookups found there (`grader.static.build_scope`).  A stub counts as not
+        attempted."""
+        self.function(module, qualname)  # not attempted / missing / unparsable, as for one def
+        sources = static.read_sources(self.backend.folder)
+        try:
+            return static.build_scope(sources, module, qualname)
+        except SyntaxError as exc:
+            raise ProbeError(module, detail=str(exc)) from None
+        except LookupError as exc:
+            raise ProbeError(module, detail=str(exc)) from None
+
+
 def _short(value: Any, limit: int = 120) -> str:
-    text = repr(value)
+    return safe_repr(value, limit)
+
+
+def safe_repr(value: Any, limit: int = 120) -> str:
+    """A bounded description of untrusted data: never builds the full repr of a huge structure."""
+    import torch
+
+    def walk(v: Any, budget: list[int], depth: int) -> str:
+        budget[0] -= 1
+        if budget[0] < 0 or depth > 6:
+            return "..."
+        if type(v) is torch.Tensor:
+            return f"tensor(shape={tuple(v.shape)}, dtype={v.dtype})"
+        if type(v) in (list, tuple):
+            items = []
+            for item in v[:8]:
+                items.append(walk(item, budget, depth + 1))
+                if budget[0] < 0:
+                    break
+            more = ", ..." if len(v) > len(items) else ""
+            open_, close = ("[", "]") if type(v) is list else ("(", ")")
+            return open_ + ", ".join(items) + more + close
+        if type(v) is dict:
+            items = []
+            for key in list(v)[:8]:
+                items.append(f"{str(key)[:40]!r}: {walk(v[key], budget, depth + 1)}")
+                if budget[0] < 0:
+                    break
+            return "{" + ", ".join(items) + (", ..." if len(v) > len(items) else "") + "}"
+        if type(v) is str:
+            return repr(v[:limit])
+        if type(v) is int and v.bit_length() > 128:
+            return f"<an integer of {v.bit_length()} bits>"
+        if type(v) in (int, float, bool, type(None)):
+            text = repr(v)
+            return text if len(text) <= 40 else text[:37] + "..."
+        return f"<{type(v).__name__}>"
+
+    text = walk(value, [64], 0)
     return text if len(text) <= limit else text[: limit - 3] + "..."

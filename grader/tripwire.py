@@ -1,0 +1,170 @@
+"""Runtime tripwires: did the code under test reach a forbidden callable while a probe ran it?
+
+A static rule reads the source; a tripwire watches the program that runs.  Before any
+submission code is imported (the sandbox worker and the in-process backend both call
+`install()` first), each forbidden callable is replaced by a thin wrapper that records its
+wire name in the active `watch()` blocks and then calls the original.  A probe wraps the
+student's call:
+
+    with tripwire.watch() as reached:
+        grads = impl.gradients.two_layer_grads(...)
+    return {"grads": grads, "reached": sorted(reached)}
+
+and the trusted test asserts on the list.  Like every probe result, `reached` is an
+observation, not a verdict: the test decides.  A submission could in principle restore the
+originals, but only through the dynamic lookups the program-wide static rules
+(`grader.static.Scope`) already treat as a breach.
+
+The wires are a small fixed table; add one by naming the callable and its wire here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import threading
+from collections.abc import Iterator
+from typing import Any, Callable
+
+# wire name -> dotted paths of the callables it covers ("module:attr.attr")
+_AUTOGRAD = {
+    "torch.autograd.grad": ["torch.autograd:grad"],
+    "torch.autograd.backward": ["torch.autograd:backward", "torch:Tensor.backward"],
+    "torch.autograd.functional": [f"torch.autograd.functional:{f}" for f in
+                                  ("jacobian", "hessian", "vjp", "jvp", "vhp", "hvp")],
+    "torch.func": [f"torch.func:{f}" for f in ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian")],
+}
+_OPTIM_MODULES = ("adam", "adamw", "sgd", "adagrad", "rmsprop")
+_FLOPS = {"FlopCounterMode": ["torch.utils.flop_counter:FlopCounterMode.__enter__",
+                              "torch.utils.flop_counter:FlopCounterMode.__init__"]}
+
+_lock = threading.Lock()
+_active: list[set[str]] = []
+_installed = False
+
+
+def _optim_paths() -> list[str]:
+    """torch.optim's update functions: the functional API and every single/multi-tensor/fused kernel."""
+    paths = []
+    for name in _OPTIM_MODULES:
+        try:
+            mod = importlib.import_module(f"torch.optim.{name}")
+        except ImportError:
+            continue
+        for attr in dir(mod):
+            if attr == name or attr.startswith(("_single_tensor_", "_multi_tensor_", "_fused_")):
+                if callable(getattr(mod, attr, None)):
+                    paths.append(f"torch.optim.{name}:{attr}")
+    import torch
+
+    for attr in dir(torch):
+        if attr.startswith("_fused_") and attr.rstrip("_").split("_")[-1] in {"adam", "adamw", "sgd", "adagrad"}:
+            paths.append(f"torch:{attr}")
+    return paths
+
+
+def wires() -> dict[str, list[str]]:
+    """The table: wire name -> the callables it covers."""
+    return {**_AUTOGRAD, "torch.optim.functional": _optim_paths(), **_FLOPS}
+
+
+def _record(wire: str) -> None:
+    with _lock:
+        for reached in _active:
+            reached.add(wire)
+
+
+def _wrap(wire: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def tripwire(*args: Any, **kwargs: Any) -> Any:
+        _record(wire)
+        return original(*args, **kwargs)
+
+    tripwire.__kit_tripwire__ = wire  # type: ignore[attr-defined]
+    return tripwire
+
+
+def _replace(path: str, wire: str) -> bool:
+    module_name, _, attrs = path.partition(":")
+    try:
+        owner: Any = importlib.import_module(module_name)
+    except ImportError:
+        return False
+    *parents, last = attrs.split(".")
+    for part in parents:
+        owner = getattr(owner, part, None)
+        if owner is None:
+            return False
+    original = owner.__dict__.get(last) if isinstance(owner, type) else getattr(owner, last, None)
+    if original is None or getattr(original, "__kit_tripwire__", None):
+        return False
+    if isinstance(original, (staticmethod, classmethod)):
+        return False
+    try:
+        setattr(owner, last, _wrap(wire, original))
+    except (AttributeError, TypeError):
+        return False
+    return True
+
+
+def install() -> list[str]:
+    """Wrap every wired callable (idempotent); the paths that were wrapped now."""
+    global _installed
+    done: list[str] = []
+    with _lock:
+        if _installed:
+            return done
+        _installed = True
+    for wire, paths in wires().items():
+        for path in paths:
+            if _replace(path, wire):
+                done.append(path)
+    _rebind_aliases()
+    return done
+
+
+def _rebind_aliases() -> None:
+    """Modules that imported a wired function by name before install() (torch.optim's `adam` in
+    torch.optim.__init__, `grad` in torch.autograd's submodules) keep the original: point them
+    at the wrapper too, so that every public spelling goes through the wire."""
+    import sys
+
+    wrapped: dict[int, Any] = {}
+    for wire, paths in wires().items():
+        for path in paths:
+            module_name, _, attrs = path.partition(":")
+            owner: Any = sys.modules.get(module_name)
+            for part in attrs.split("."):
+                owner = getattr(owner, part, None) if owner is not None else None
+            original = getattr(owner, "__wrapped__", None)
+            if original is not None and getattr(owner, "__kit_tripwire__", None):
+                wrapped[id(original)] = owner
+    if not wrapped:
+        return
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("torch") or mod is None:
+            continue
+        namespace = getattr(mod, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for attr, value in list(namespace.items()):
+            replacement = wrapped.get(id(value))
+            if replacement is not None:
+                try:
+                    setattr(mod, attr, replacement)
+                except (AttributeError, TypeError):
+                    pass
+
+
+@contextlib.contextmanager
+def watch() -> Iterator[set[str]]:
+    """Collect the wire names reached inside the block (on any thread)."""
+    reached: set[str] = set()
+    with _lock:
+        _active.append(reached)
+    try:
+        yield reached
+    finally:
+        with _lock:
+            _active.remove(reached)

@@ -1,0 +1,208 @@
+"""Submissions that try to buy points past the assignment's rules, each with its honest twin.
+
+Every case is the reference solutions with one module rewritten so that a ruled function
+does the forbidden thing (calls `x.transpose` in `transpose_view`, autograd in
+`two_layer_grads`, torch.optim's update in `AdamW.step`, `FlopCounterMode` in
+`count_matmul_flops`, `permute` in an einops rewrite) through a trick a reading of one `def`
+would miss: a module-level rebinding, a decorator, a helper, another module of the submission,
+`sys.modules`, `__subclasses__`, `pkgutil.resolve_name`, `__getattribute__`, a module
+`__getattr__`, `operator.attrgetter`, a coding cookie.  Its twin is the same submission with
+the ruled function raising: the trick must not score above it (`tests/kit/test_rules_hold.py`).
+
+`do_nothing` is every stub body replaced by `return None` (or `pass`): it must score 0.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import KIT_ROOT, MODULES
+
+
+@dataclass(frozen=True)
+class RuleCase:
+    name: str
+    module: str
+    ruled: str  # the top-level function (or Class.method) the rule is about
+    code: str  # appended to the solution module: redefines `ruled` with the trick
+    extra: dict[str, str] = field(default_factory=dict)  # other files of the submission
+    why: str = ""
+    header: str = ""  # prepended to the module (e.g. a coding cookie)
+
+
+def _solution(module: str) -> str:
+    return (KIT_ROOT / "solutions" / f"{module}.py").read_text()
+
+
+def build(case: RuleCase, dest: Path) -> Path:
+    """The submission folder: solutions/ with `case.module` rewritten (and extra files)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in (KIT_ROOT / "solutions").glob("*.py"):
+        shutil.copy2(path, dest / path.name)
+    text = case.header + _solution(case.module).rstrip() + "\n\n\n" + textwrap.dedent(case.code).strip() + "\n"
+    (dest / f"{case.module}.py").write_text(text)
+    for name, content in case.extra.items():
+        (dest / name).write_text(textwrap.dedent(content).lstrip())
+    return dest
+
+
+def twin(case: RuleCase, dest: Path) -> Path:
+    """The honest twin: the same module with the ruled function raising."""
+    name = case.ruled.rsplit(".", 1)[-1]
+    if "." in case.ruled:
+        cls = case.ruled.split(".")[0]
+        code = f"""
+        _Base_{cls} = {cls}
+        class {cls}(_Base_{cls}):
+            def {name}(self, *args, **kwargs):
+                raise RuntimeError("broken on purpose")
+        """
+    else:
+        code = f"""
+        def {name}(*args, **kwargs):
+            raise RuntimeError("broken on purpose")
+        """
+    return build(RuleCase(case.name + "_twin", case.module, case.ruled, code), dest)
+
+
+T = "transpose_view"
+_TRANSPOSE = [
+    RuleCase("rebinding", "views", T, "transpose_view = lambda x, dim0, dim1: x.transpose(dim0, dim1)",
+             why="rebinds the name at module level"),
+    RuleCase("decorator", "views", T, """
+        def _swap(f):
+            return lambda x, dim0, dim1: x.transpose(dim0, dim1)
+
+        @_swap
+        def transpose_view(x, dim0, dim1):
+            return x.as_strided(x.shape, x.stride(), x.storage_offset())
+        """, why="a decorator replaces the honest-looking body"),
+    RuleCase("helper", "views", T, """
+        def _helper(x, a, b):
+            return x.transpose(a, b)
+
+        def transpose_view(x, dim0, dim1):
+            x.as_strided
+            return _helper(x, dim0, dim1)
+        """, why="the forbidden call lives in a helper"),
+    RuleCase("other_module", "views", T, """
+        from .utils import swap as _swap
+
+        def transpose_view(x, dim0, dim1):
+            x.as_strided
+            return _swap(x, dim0, dim1)
+        """, extra={"utils.py": "def swap(x, a, b):\n    return x.transpose(a, b)\n"},
+             why="the forbidden call lives in another module of the submission"),
+    RuleCase("sys_modules", "views", T, """
+        import sys as _s
+
+        def transpose_view(x, dim0, dim1):
+            x.as_strided
+            return _s.modules["torch"].Tensor.__dict__["trans" + "pose"](x, dim0, dim1)
+        """, why="reaches the method through sys.modules and a class __dict__"),
+    RuleCase("subclasses", "views", T, """
+        def transpose_view(x, dim0, dim1):
+            x.as_strided
+            cls = [c for c in object.__subclasses__() if c.__name__ == "TensorBase"][0]
+            return cls.__dict__["trans" + "pose"](x, dim0, dim1)
+        """, why="walks __subclasses__()"),
+    RuleCase("resolve_name", "views", T, """
+        import pkgutil as _p
+
+        def transpose_view(x, dim0, dim1):
+            x.as_strided
+            return _p.resolve_name("torch:Tensor.trans" + "pose")(x, dim0, dim1)
+        """, why="pkgutil.resolve_name"),
+    RuleCase("getattribute", "views", T, """
+        def transpose_view(x, dim0, dim1):
+            x.as_strided
+            return x.__getattribute__("trans" + "pose")(dim0, dim1)
+        """, why="x.__getattribute__(...)"),
+    RuleCase("attrgetter", "views", T, """
+        from operator import attrgetter as _a
+
+        def transpose_view(x, dim0, dim1):
+            x.as_strided
+            return _a("trans" + "pose")(x)(dim0, dim1)
+        """, why="operator.attrgetter"),
+    RuleCase("module_getattr", "views", T, """
+        def __getattr__(name):
+            import torch as _t
+            return _t.Tensor.transpose
+
+        def transpose_view(x, dim0, dim1):
+            x.as_strided
+            from . import views as _me
+            return _me.swapper(x, dim0, dim1)
+        """, why="a module-level __getattr__ hands out the forbidden method"),
+    RuleCase("coding_cookie", "views", T, """
+        def transpose_view(x, dim0, dim1):
+            x.as_strided
+            return x.transpose(dim0, dim1)
+        """, header="# -*- coding: latin-1 -*-\n", why="a coding cookie (the bytes are read as the import reads them)"),
+]
+
+_OTHERS = [
+    RuleCase("autograd_helper", "gradients", "two_layer_grads", """
+        from .utils import grads as _grads
+
+        def two_layer_grads(x, w1, w2):
+            return _grads(x, w1, w2)
+        """, extra={"utils.py": """
+            import torch
+
+            def grads(x, w1, w2):
+                w1 = w1.detach().requires_grad_(True)
+                w2 = w2.detach().requires_grad_(True)
+                loss = ((x @ w1 @ w2) ** 2).mean()
+                loss.backward()
+                return w1.grad, w2.grad
+            """}, why="autograd in another module of the submission"),
+    RuleCase("optim_rebinding", "optimizers", "AdamW.step", """
+        import torch as _torch
+
+        _Honest = AdamW
+
+        class AdamW(_Honest):
+            step = _torch.optim.AdamW.step
+        """, why="borrows torch.optim.AdamW.step by rebinding"),
+    RuleCase("flop_counter_indirect", "flops", "count_matmul_flops", """
+        import importlib as _il
+
+        def count_matmul_flops(fn, *args):
+            mode = _il.import_module("torch.utils.flop_" + "counter").FlopCounterMode(display=False)
+            with mode:
+                fn(*args)
+            return mode.get_total_flops()
+        """, why="FlopCounterMode through importlib"),
+    RuleCase("einops_permute_helper", "einops_rewrites", "split_heads", """
+        from .utils import heads as _heads
+
+        def split_heads(x, num_heads):
+            return _heads(x, num_heads)
+        """, extra={"utils.py": """
+            def heads(x, num_heads):
+                b, s, d = x.shape
+                return x.reshape(b, s, num_heads, d // num_heads).permute(0, 2, 1, 3)
+            """}, why="permute in another module"),
+]
+
+CASES: list[RuleCase] = _TRANSPOSE + _OTHERS
+
+
+def do_nothing(dest: Path, body: str = "return None") -> Path:
+    """Every stub of assignment/ with its `raise NotImplementedError()` replaced by `body`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for module in MODULES:
+        text = (KIT_ROOT / "assignment" / f"{module}.py").read_text()
+        text = re.sub(r"raise NotImplementedError\(\)", body, text)
+        (dest / f"{module}.py").write_text(text)
+    return dest
+
+
+CaseBuilder = Callable[[RuleCase, Path], Path]

@@ -1,0 +1,1 @@
+"""Correct but different formulations of the solutions: `grader validate` proves each passes every graded test."""
