@@ -7,7 +7,7 @@ probe backend (see `grader.backends`) and only data comes back from it.
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-#: The ten assignment modules, in handout order.  Students, tests and graders rely on these names.
+#: The assignment modules, in handout order.  Students, tests and graders rely on these names.
 MODULES: tuple[str, ...] = (
     "memory",
     "views",
@@ -19,6 +19,7 @@ MODULES: tuple[str, ...] = (
     "data",
     "checkpointing",
     "mixed_precision",
+    "training",
 )
 
 #: The repository root (the folder holding pyproject.toml, tests/ and grader/).

@@ -1,0 +1,47 @@
+"""Hidden tests for `training`: other sizes, seeds, kill points and path types."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.expect import assert_equal, assert_tensor, assert_type
+from tests.public.test_training import RTOL, check_losses, make_init, make_target, measured_step_flops, run
+
+
+@pytest.mark.points(2)
+def test_train_other_runs(student):
+    """train matches the reference on other sizes, a batch of 1, no square layers, SGD and AdamW"""
+    for dim, layers, batch, steps, opt, lr, seed in [(5, 0, 1, 7, "sgd", 0.1, 11), (9, 4, 3, 5, "adamw", 0.003, 12),
+                                                     (3, 1, 2, 9, "sgd", 0.2, 13)]:
+        got, want, state = run(student, dim, layers, batch, steps, opt, lr, seed)
+        what = f"train(Cruncher({dim}, {layers}), {opt}(lr={lr}), batch {batch}, {steps} steps, seed {seed})"
+        check_losses(got["losses"], want, what, RTOL)
+        for key, value in state.items():
+            assert_tensor(got["state"][key], value, f"{what}: final {key}", rtol=RTOL, atol=1e-7)
+
+
+@pytest.mark.points(2)
+def test_train_resume_other_cases(student):
+    """resuming works from a pathlib.Path, when killed right at a checkpoint, and with a checkpoint every step"""
+    for every, kill, kind in [(3, 6, "path"), (1, 4, "str"), (4, 9, "path")]:
+        dim, layers, batch, steps = 5, 2, 3, 11
+        got = student.probe("training.resume", init=make_init(dim, layers, 5), other_init=make_init(dim, layers, 6),
+                            w_true=make_target(dim, 5), dim=dim, num_layers=layers, batch=batch, steps=steps,
+                            every=every, kill_at=kill, path_kind=kind, optimizer="adamw")
+        what = f"resume (checkpoint every {every}, killed before step {kill}, path as {kind})"
+        assert_type(got["resumed"], list, what)
+        last = kill // every * every
+        assert_equal(got["resumed"], got["full"][last:], f"{what}: losses of the resumed steps, bit for bit", kind=list)
+        for key, value in got["full_state"].items():
+            assert_tensor(got["resumed_state"][key], value, f"{what}: final {key}")
+
+
+@pytest.mark.points(1)
+def test_step_flops_other_shapes(student):
+    """step_flops matches FlopCounterMode on a real step for other shapes"""
+    cases = [(1, 1, 0), (7, 3, 5), (4, 32, 1)]
+    got = student.probe("training.step_flops", cases=cases)
+    for (batch, dim, layers), g in zip(cases, got):
+        want = measured_step_flops(batch, dim, layers)
+        for key in ("forward", "backward", "total"):
+            assert_equal(g.get(key), want[key], f"step_flops({batch}, {dim}, {layers})[{key!r}]")

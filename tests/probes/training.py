@@ -1,0 +1,149 @@
+"""Probes for the `training` module.
+
+The model is the student's own `Cruncher`, loaded with initial weights the trusted side
+chose (so the comparison does not depend on how the student drew them), the optimizer the
+student's own `SGD`/`AdamW`, and the batches come from `_synthetic_batches`: x drawn from
+torch's global generator, y = x @ w_true.  The probes return what the code produced (losses,
+final weights, observations made by hooks), never whether it is right.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+import torch
+
+
+class _Killed(Exception):
+    """Raised by the batch source to interrupt a run (a preempted job)."""
+
+
+def _synthetic_batches(w_true: torch.Tensor, batch: int, kill_at: int | None = None,
+                       device: str = "cpu"):
+    calls = {"n": 0}
+
+    def get_batch() -> tuple[torch.Tensor, torch.Tensor]:
+        if kill_at is not None and calls["n"] == kill_at:
+            raise _Killed(f"killed before step {kill_at}")
+        calls["n"] += 1
+        x = torch.randn(batch, w_true.shape[0])
+        return x, x @ w_true
+
+    return get_batch, calls
+
+
+def _model(impl, init: dict[str, torch.Tensor], dim: int, num_layers: int, device: str = "cpu"):
+    model = impl.cruncher.Cruncher(dim, num_layers)
+    model.load_state_dict({k: v.clone() for k, v in init.items()})
+    return model.to(device)
+
+
+def _optimizer(impl, model, name: str, lr: float):
+    cls = {"sgd": impl.optimizers.SGD, "adamw": impl.optimizers.AdamW}[name]
+    return cls(model.parameters(), lr=lr)
+
+
+def _state(model) -> dict[str, torch.Tensor]:
+    return {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
+
+
+def run(impl, init, w_true, dim, num_layers, batch, steps, optimizer="sgd", lr=0.01, seed=0,
+        mixed_precision=False, device="cpu"):
+    """Train once without interruption: the losses, the final weights, and whether every
+    gradient was None when each forward pass began (zero_grad(set_to_none=True))."""
+    model = _model(impl, init, dim, num_layers, device)
+    opt = _optimizer(impl, model, optimizer, lr)
+    grads_none: list[bool] = []
+    model.register_forward_pre_hook(lambda m, args: grads_none.append(all(p.grad is None for p in m.parameters())))
+    torch.manual_seed(seed)
+    get_batch, calls = _synthetic_batches(w_true, batch)
+    losses = impl.training.train(model, opt, get_batch, steps, mixed_precision=mixed_precision, device=device)
+    return {"losses": losses, "state": _state(model), "grads_none": grads_none, "batches": calls["n"]}
+
+
+def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at, optimizer="adamw",
+           lr=0.01, seed=0, other_seed=7919, path_kind="str"):
+    """Uninterrupted run; then a run killed before step `kill_at` and resumed by a fresh model and
+    optimizer (other weights, other generator state) from the last checkpoint.  Returns both
+    loss histories, both final weights, and the steps the resumed call ran."""
+    import pathlib
+
+    folder = tempfile.mkdtemp()
+    try:
+        model = _model(impl, init, dim, num_layers)
+        opt = _optimizer(impl, model, optimizer, lr)
+        torch.manual_seed(seed)
+        get_batch, _ = _synthetic_batches(w_true, batch)
+        full = impl.training.train(model, opt, get_batch, steps)
+        full_state = _state(model)
+
+        path: Any = os.path.join(folder, "run.pt")
+        if path_kind == "path":
+            path = pathlib.Path(path)
+        model = _model(impl, init, dim, num_layers)
+        opt = _optimizer(impl, model, optimizer, lr)
+        torch.manual_seed(seed)
+        get_batch, _ = _synthetic_batches(w_true, batch, kill_at=kill_at)
+        killed = None
+        try:
+            impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=every)
+        except _Killed as exc:
+            killed = str(exc)
+        torch.manual_seed(other_seed)  # the new process: other generator state, other weights
+        model = _model(impl, other_init, dim, num_layers)
+        opt = _optimizer(impl, model, optimizer, lr)
+        get_batch, calls = _synthetic_batches(w_true, batch)
+        resumed = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=every)
+        return {"full": full, "full_state": full_state, "killed": killed, "resumed": resumed,
+                "resumed_state": _state(model), "resumed_batches": calls["n"],
+                "files": sorted(os.listdir(folder))}
+    finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def step_flops(impl, cases):
+    return [impl.training.step_flops(*case) for case in cases]
+
+
+def napkin(impl, weights, deliveries, elementwise):
+    """weight_bytes for (rows, cols, dtype-name) cases, flops_delivered and elementwise_flops cases."""
+    from tests.probes._tensors import dtype_of
+
+    return {"weight_bytes": [impl.training.weight_bytes(r, c, dtype_of(d)) for r, c, d in weights],
+            "flops_delivered": [impl.training.flops_delivered(*case) for case in deliveries],
+            "elementwise_flops": [impl.training.elementwise_flops(*case) for case in elementwise]}
+
+
+def bad_steps(impl, num_steps, checkpoint_every):
+    model = impl.cruncher.Cruncher(4, 1)
+    opt = impl.optimizers.SGD(model.parameters(), lr=0.1)
+    get_batch, _ = _synthetic_batches(torch.ones(4), 2)
+    return impl.training.train(model, opt, get_batch, num_steps, checkpoint_every=checkpoint_every)
+
+
+def cuda_memory(impl, init, w_true, dim, num_layers, batch, steps, lr=1e-3):
+    """Peak CUDA memory allocated while building and training the model with the student's AdamW."""
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    model = _model(impl, init, dim, num_layers, "cuda")
+    opt = _optimizer(impl, model, "adamw", lr)
+    torch.manual_seed(0)
+    get_batch, _ = _synthetic_batches(w_true, batch)
+    impl.training.train(model, opt, get_batch, steps, device="cuda")
+    torch.cuda.synchronize()
+    return {"base": base, "peak": torch.cuda.max_memory_allocated()}
+
+
+def mfu(impl, init, w_true, dim, num_layers, batch, steps):
+    model = _model(impl, init, dim, num_layers, "cuda")
+    opt = _optimizer(impl, model, "sgd", 1e-4)
+    torch.manual_seed(0)
+    get_batch, _ = _synthetic_batches(w_true, batch)
+    report = impl.training.step_mfu(model, opt, get_batch, batch, dim, num_layers, steps, "cuda")
+    return {"report": report, "device_name": torch.cuda.get_device_name()}
