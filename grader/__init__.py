@@ -19,6 +19,7 @@ MODULES: tuple[str, ...] = (
     "data",
     "checkpointing",
     "mixed_precision",
+    "fp8",
     "training",
 )
 

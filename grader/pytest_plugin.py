@@ -151,13 +151,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     record = item.stash.get(_RECORD, None)
     if record is None:
         return report
-    if report.when == "setup":
-        if report.skipped:
-            reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
-            pending = PENDING_REASON in reason
-            record.update(status="pending" if pending else "skipped",
-                          message="needs CUDA: graded on the GPU runner" if pending else reason)
-        elif report.failed:
+    if report.skipped and report.when in ("setup", "call"):
+        # "pending: ..." (no CUDA here, or hardware this GPU lacks): neither lost nor given
+        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
+        reason = reason.removeprefix("Skipped: ")
+        if PENDING_REASON in reason:
+            record.update(status="pending", message="needs CUDA: graded on the GPU runner")
+        elif reason.startswith("pending:"):
+            record.update(status="pending", message=reason.removeprefix("pending:").strip())
+        else:
+            record.update(status="skipped", message=reason)
+    elif report.when == "setup":
+        if report.failed:
             record.update(status="error", message=f"the test could not start: {call.excinfo.typename if call.excinfo else ''}")
     elif report.when == "call":
         if report.passed:

@@ -1,0 +1,35 @@
+"""Hidden tests for `fp8`: other shapes, seeds, spreads and input dtypes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from grader.expect import assert_tensor
+from tests.public.test_fp8 import check_quantized, want_scale
+
+
+@pytest.mark.points(1)
+def test_quantize_other_inputs(student):
+    """fp8_quantize on float64 and float16 inputs, wide spreads, a single element, an empty tensor"""
+    cases = [{"shape": [7, 9], "seed": 31, "spread": 12.0, "dtype": "float64", "format": "float8_e5m2"},
+             {"shape": [50], "seed": 32, "spread": 3.0, "dtype": "float16", "format": "float8_e4m3fn"},
+             {"x": torch.tensor([1e-30]), "format": "float8_e4m3fn"},
+             {"x": torch.empty(0), "format": "float8_e5m2"},
+             {"shape": [2, 3, 4], "seed": 33, "spread": 6.0, "format": "float8_e4m3fn"}]
+    got = student.probe("fp8.quantize", cases=cases)
+    for case, item in zip(cases, got):
+        check_quantized(item, case["format"], f"fp8_quantize({'given x' if 'x' in case else case})")
+
+
+@pytest.mark.points(1)
+def test_error_bound_other_inputs(student):
+    """fp8_error_bound on 2-D inputs and very wide spreads (subnormal range) for both formats"""
+    cases = [{"shape": [300], "seed": 40, "spread": 14.0, "format": "float8_e5m2"},
+             {"shape": [300], "seed": 41, "spread": 0.5, "format": "float8_e4m3fn"}]
+    got = student.probe("fp8.error_bound", cases=cases)
+    for case, item in zip(cases, got):
+        fmt = getattr(torch, case["format"])
+        info, x = torch.finfo(fmt), item["x"]
+        want = torch.maximum(x.abs() * (info.eps / 2), want_scale(x, case["format"]) * (info.smallest_normal * info.eps / 2))
+        assert_tensor(item["bound"], want, f"fp8_error_bound({case})", rtol=1e-6)
