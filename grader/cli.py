@@ -3,52 +3,173 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from grader import KIT_ROOT, MODULES, kit_version
 
 
-def cmd_check(args: argparse.Namespace, console: Console) -> int:
-    """A student grades their own implementation with the public tests."""
-    from grader.report import render_check
-    from grader.runner import run_suite, test_files
-    from grader.target import TargetError, resolve_target
+def abspath(path: str | Path) -> Path:
+    """A path from the command line, resolved against the caller's working directory (now,
+    before anything changes directory: trusted workers run with their cwd at the kit root)."""
+    return Path(os.path.abspath(Path(path).expanduser()))
 
+
+def db_url(url: str) -> str:
+    """`sqlite:///relative.db` made absolute against the caller's working directory."""
+    prefix = "sqlite:///"
+    if url.startswith(prefix) and not url.startswith(prefix + "/") and url != prefix + ":memory:":
+        return prefix + str(abspath(url[len(prefix):]))
+    return url
+
+
+def instructor_repo() -> bool:
+    """True in the instructor repository; False in the student release (no solutions/, no hidden tests)."""
+    return (KIT_ROOT / "solutions").is_dir() and (KIT_ROOT / "tests" / "hidden").is_dir()
+
+
+def _needs_instructor_repo(what: str, console: Console) -> int | None:
+    if instructor_repo():
+        return None
+    console.print(f"[red]{what} needs the instructor repository: this copy of the kit is the student release "
+                  "(it has no solutions/ and no tests/hidden/).[/red]", highlight=False)
+    return 2
+
+
+def _check_source(path: str | None):
+    """The submission `grader check` looks at: the folder (or archive) that `grader grade` would take."""
+    from grader.archives import Source, is_archive, student_id
+    from grader.target import resolve_target
+
+    if path is not None and str(path) not in ("solutions", "assignment") and is_archive(abspath(path)):
+        folder = abspath(path)  # the archive the student is about to submit
+    else:
+        folder = resolve_target(path)
+    return Source(student_id(folder), folder)
+
+
+def cmd_check(args: argparse.Namespace, console: Console) -> int:
+    """A student grades their own implementation with the public tests.
+
+    The files are staged exactly as `grader grade` stages a submission (`grader.archives.stage`:
+    module files, helper modules, UTF-8 only), so a local check sees what the grader sees.
+    `--sandbox` goes further and grades exactly as `grader grade` does (sandbox included).
+    """
+    import tempfile
+
+    from grader.archives import RejectedSubmission, stage
+    from grader.runner import run_suite, test_files
+    from grader.target import TargetError
+
+    if args.hidden and (code := _needs_instructor_repo("grader check --hidden", console)) is not None:
+        return code
     try:
-        folder = resolve_target(args.path)
+        source = _check_source(args.path)
     except TargetError as exc:
         console.print(f"[red]{exc}[/red]")
         return 2
     modules = tuple(args.module) if args.module else MODULES
-    files = test_files(modules, hidden=args.hidden)
-    console.print(f"Checking {folder} with the {'public and hidden' if args.hidden else 'public'} tests "
-                  f"(kit {kit_version()})", highlight=False)
-    run = run_suite(folder, files)
+    kind = "public and hidden" if args.hidden else "public"
+    if args.sandbox:
+        return _check_sandboxed(args, source, modules, console)
+    with tempfile.TemporaryDirectory(prefix="kit-check-") as tmp:
+        try:
+            staged = stage(source, Path(tmp) / "submission")
+        except RejectedSubmission as exc:
+            console.print(f"[red]{source.path}: rejected: {exc}[/red]", highlight=False)
+            return 2
+        console.print(f"Checking {source.path} with the {kind} tests (kit {kit_version()}; files staged as "
+                      "`grader grade` takes them)", highlight=False)
+        for line in _staging_lines(staged, modules):
+            console.print(line, highlight=False, markup=False)
+        files = test_files(modules, hidden=args.hidden)
+        run = run_suite(staged.folder, files)
     if not run.records:
         console.print("[red]the tests did not run:[/red]")
         console.print(run.log, markup=False)
         return 2
     if not run.meta.get("cuda"):
         console.print("No CUDA here: GPU tests are listed as pending (graded on the GPU runner).")
-    render_check(run.records, console)
+    return _report(args, run.records, console)
+
+
+def _staging_lines(staged, modules: tuple[str, ...]) -> list[str]:
+    from grader.archives import source_description
+
+    lines = source_description(staged)
+    missing = [m for m in staged.missing if m in modules]
+    if staged.empty:
+        lines.append("No module file found (expected assignment/<module>.py): everything is not attempted.")
+    elif missing:
+        lines.append("Missing files (graded as not attempted): " + ", ".join(m + ".py" for m in missing))
+    return lines
+
+
+def _report(args: argparse.Namespace, records: list[dict], console: Console) -> int:
+    from grader.report import render_check
+
+    render_check(records, console)
     if args.json:
         import json
 
         from grader.scoring import score, totals
 
-        earned, possible, pending = totals(score(run.records))
-        Path(args.json).write_text(json.dumps({"earned": earned, "possible": possible, "pending": pending,
-                                               "tests": run.records}, indent=1))
+        earned, possible, pending = totals(score(records))
+        abspath(args.json).write_text(json.dumps({"earned": earned, "possible": possible, "pending": pending,
+                                                  "tests": records}, indent=1))
     return 0
+
+
+def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...], console: Console) -> int:
+    """`grader check --sandbox`: exactly `grader grade` on this one submission (staging, sandbox,
+    the same tests), shown as the check table."""
+    import io
+    import json
+    import tempfile
+
+    from grader.grade import GradeError, GradeOptions, grade
+    from grader.results import Layout
+
+    console.print(f"Checking {source.path} in the sandbox, exactly as `grader grade` does "
+                  f"(kit {kit_version()}; {'public and hidden' if args.hidden else 'public'} tests)", highlight=False)
+    with tempfile.TemporaryDirectory(prefix="kit-check-") as tmp:
+        out = Path(tmp) / "out"
+        options = GradeOptions(out=out, jobs=1, force=True, modules=modules, hidden=args.hidden, progress=False,
+                               launcher=args.sandbox_launcher)
+        quiet = Console(file=io.StringIO(), width=200)
+        try:
+            result = grade([source.path], options, quiet)
+        except GradeError as exc:
+            console.print(f"[red]{exc}[/red]", highlight=False)
+            return 2
+        if result.warning:
+            console.print(f"[yellow]{result.warning}[/yellow]", highlight=False)
+        layout = Layout(out)
+        outcome = next((o for o in result.outcomes if o.student == source.student), None)
+        path = layout.instructor(source.student)
+        if outcome is None or outcome.status == "error" or not path.exists():
+            console.print(f"[red]not graded: {outcome.message if outcome else 'no result'}[/red]", highlight=False)
+            return 2
+        doc = json.loads(path.read_text())
+        summary = json.loads(layout.results(source.student).read_text())["output"]
+    for line in summary.splitlines():
+        if line.startswith(("Your submission", "Helper modules", "Not taken", "Missing files", "No module", "Note")):
+            console.print(line, highlight=False, markup=False)
+    if any(r["status"] == "pending" for r in doc["records"]):
+        console.print("GPU tests are listed as pending (graded on the GPU runner).")
+    return _report(args, doc["records"], console)
 
 
 def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
     """Regenerate assignment/ from solutions/."""
     from grader.release import MarkerError, write_assignment
 
+    if (code := _needs_instructor_repo("grader stubs", console)) is not None:
+        return code
     try:
         written = write_assignment(KIT_ROOT / "assignment")
     except MarkerError as exc:
@@ -61,6 +182,8 @@ def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
 def cmd_release(args: argparse.Namespace, console: Console) -> int:
     from grader.release import MarkerError, build_release, check_assignment
 
+    if (code := _needs_instructor_repo("grader release", console)) is not None:
+        return code
     try:
         if args.check:
             problems = check_assignment()
@@ -72,7 +195,7 @@ def cmd_release(args: argparse.Namespace, console: Console) -> int:
         if not args.out:
             console.print("[red]grader release needs OUT (or --check)[/red]")
             return 2
-        out = build_release(Path(args.out))
+        out = build_release(abspath(args.out))
     except MarkerError as exc:
         console.print(f"[red]{exc}[/red]", highlight=False)
         return 1
@@ -86,6 +209,8 @@ def cmd_release(args: argparse.Namespace, console: Console) -> int:
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from grader.validate import validate
 
+    if (code := _needs_instructor_repo("grader validate", console)) is not None:
+        return code
     modules = tuple(args.module) if args.module else MODULES
     result = validate(modules, jobs=args.jobs, console=console)
     console.print("[green]validate: OK[/green]" if result.ok else "[red]validate: FAILED[/red]")
@@ -93,20 +218,32 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_grade(args: argparse.Namespace, console: Console) -> int:
-    """Instructor batch grading: every submission in its own sandbox, public + hidden tests."""
+    """Instructor batch grading: every submission in its own sandbox, public + hidden tests.
+
+    Exit status: 0 all graded (rejected and empty submissions count as graded: they have a
+    result), 1 some could not be graded or were refused (colliding ids), 2 nothing was done
+    (a path that does not exist, no submissions, the grader could not start)."""
     from grader.grade import GradeError, GradeOptions, grade
 
-    options = GradeOptions(out=Path(args.out), jobs=max(1, args.jobs), force=args.force,
+    if args.require:
+        from grader.doctor import require
+
+        try:
+            require(args.require, args.sandbox)
+        except RuntimeError as exc:
+            console.print(f"[red]{exc}[/red]", highlight=False)
+            return 2
+    options = GradeOptions(out=abspath(args.out), jobs=max(1, args.jobs), force=args.force,
                            modules=tuple(args.module) if args.module else MODULES, hidden=not args.public_only,
                            launcher=args.sandbox, call_timeout=args.call_timeout, import_timeout=args.import_timeout,
                            memory_mb=args.memory_mb, progress=not args.no_progress, device=args.device)
     try:
-        result = grade([Path(p) for p in args.submissions], options, console)
+        result = grade([abspath(p) for p in args.submissions], options, console)
     except GradeError as exc:
-        console.print(f"[red]{exc}[/red]", highlight=False)
+        console.print(f"[red]{escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
         return 2
     if args.gradebook:
-        _to_gradebook(args.gradebook, Path(args.out), console, fail_on_pending=False)
+        _to_gradebook(db_url(args.gradebook), options.out, console, fail_on_pending=False)
     return 0 if result.ok else 1
 
 
@@ -128,15 +265,15 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     from grader.results import render_summary
 
     try:
-        results, instructor, merged = merge_runs(Path(args.cpu), Path(args.gpu))
+        results, instructor, merged = merge_runs(abspath(args.cpu), abspath(args.gpu))
     except MergeError as exc:
         console.print(f"[red]{exc}[/red]", highlight=False)
         return 2
-    out = Path(args.out)
+    out = abspath(args.out)
     write_merged(out, results, instructor, merged)
     render_summary(merged.rows, console, title=f"Merged grades ({merged.filled} GPU test results filled in)")
     if args.markdown:
-        with open(args.markdown, "a", encoding="utf-8") as f:
+        with open(abspath(args.markdown), "a", encoding="utf-8") as f:
             f.write(markdown_summary(merged))
     code = 0
     if merged.pending:
@@ -144,14 +281,16 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
                       f"{', '.join(sorted(merged.pending))}; their points are neither given nor lost[/yellow]")
         code = 1 if args.fail_on_pending else 0
     if args.gradebook:
-        code = max(code, _to_gradebook(args.gradebook, out, console, fail_on_pending=args.fail_on_pending))
+        code = max(code, _to_gradebook(db_url(args.gradebook), out, console, fail_on_pending=args.fail_on_pending))
     return code
 
 
 def cmd_gradescope(args: argparse.Namespace, console: Console) -> int:
     from grader.integrations.gradescope import build_bundle
 
-    out = build_bundle(Path(args.out))
+    if (code := _needs_instructor_repo("grader gradescope", console)) is not None:
+        return code
+    out = build_bundle(abspath(args.out))
     console.print(f"Gradescope autograder bundle written to {out} (upload it as the assignment's autograder)")
     return 0
 
@@ -165,6 +304,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", default=None, help="assignment folder or release copy (default: assignment/)")
     p.add_argument("--module", action="append", choices=MODULES, help="only this module (repeatable)")
     p.add_argument("--hidden", action="store_true", help="include the hidden tests (instructor repo only)")
+    p.add_argument("--sandbox", action="store_true",
+                   help="grade exactly as `grader grade` does: staged files, the sandbox, the same tests (slower)")
+    p.add_argument("--sandbox-launcher", choices=("auto", "bubblewrap", "rlimits"), default="auto",
+                   help=argparse.SUPPRESS)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.set_defaults(func=cmd_check)
 
@@ -183,13 +326,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("grade", help="grade a batch of submissions, each in its own sandbox (public + hidden tests)")
     p.add_argument("submissions", nargs="+", help="directories, .zip, .tar.gz, or folders of them")
-    p.add_argument("--out", required=True, help="results folder: <student>/results.json, grades.csv")
+    p.add_argument("--out", required=True, help="results folder: grades.csv, students/<id>/results.json, "
+                                                "instructor/ (instructor-only: see docs/ARCHITECTURE.md)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="submissions graded in parallel")
     p.add_argument("--force", action="store_true", help="regrade submissions that already have results")
     p.add_argument("--module", action="append", choices=MODULES, help="only this module's tests (repeatable)")
     p.add_argument("--public-only", action="store_true", help="skip the hidden tests")
-    p.add_argument("--sandbox", choices=("auto", "bubblewrap", "rlimits"), default="auto",
-                   help="sandbox launcher (auto: bubblewrap where usable, else rlimits with a warning)")
+    p.add_argument("--sandbox", choices=("auto", "bubblewrap", "landlock", "rlimits"), default="auto",
+                   help="sandbox launcher (auto: bubblewrap where usable, else landlock, else rlimits with a warning)")
+    p.add_argument("--require", choices=("bubblewrap", "landlock"), default=None,
+                   help="refuse to grade if the sandbox would be weaker than this (see `grader doctor`)")
     p.add_argument("--call-timeout", type=float, default=30.0, help="wall seconds per probe call")
     p.add_argument("--import-timeout", type=float, default=30.0, help="wall seconds to import one module")
     p.add_argument("--memory-mb", type=int, default=None, help="memory limit per sandbox in MiB (RLIMIT_DATA; default 4096)")
@@ -199,7 +345,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gradebook", metavar="DB_URL", help="also write the grades to an nbgrader gradebook (sqlite:///gradebook.db)")
     p.set_defaults(func=cmd_grade)
     _add_integration_parsers(sub)
+    p = sub.add_parser("doctor", help="which sandbox layers work on this machine, and how to fix the missing ones")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_doctor)
     return parser
+
+
+def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
+    from grader.doctor import diagnose, render
+
+    report = diagnose()
+    if args.json:
+        import json
+
+        print(json.dumps(report, indent=2))
+    else:
+        render(report, console)
+    return 0
 
 
 def _add_integration_parsers(sub: argparse._SubParsersAction) -> None:
@@ -216,11 +378,33 @@ def _add_integration_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("out", help="the zip to write, e.g. autograder.zip")
     p.set_defaults(func=cmd_gradescope)
 
+    p = sub.add_parser("report", help="one self-contained HTML page on a graded class (instructor-only)")
+    p.add_argument("results", help="a results folder written by `grader grade` (or `grader merge`)")
+    p.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
+    p.add_argument("--compare", metavar="OLD", help="an earlier results folder of the same class: who changed score")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    from grader.reports.classreport import ReportError, write_report
+
+    try:
+        data = write_report(abspath(args.results), abspath(args.out),
+                            abspath(args.compare) if args.compare else None)
+    except ReportError as exc:
+        console.print(f"[red]grader report: {exc}[/red]")
+        return 2
+    console.print(f"wrote {args.out}: {len(data.students)} submissions, {len(data.tests)} tests"
+                  + (f", {len(data.changes)} changed since {args.compare}" if args.compare else ""))
+    return 0
+
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "check" and args.path is None:
         args.path = "assignment" if not (Path.cwd() / "assignment").is_dir() else str(Path.cwd() / "assignment")
+    elif args.command == "check" and str(args.path) not in ("solutions", "assignment"):
+        args.path = str(abspath(args.path))
     return args.func(args, Console())
 
 
