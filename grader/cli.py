@@ -384,6 +384,30 @@ def _add_integration_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compare", metavar="OLD", help="an earlier results folder of the same class: who changed score")
     p.set_defaults(func=cmd_report)
 
+    p = sub.add_parser("similarity", help="which submissions share code (and which are close to the solutions)")
+    p.add_argument("submissions", nargs="+", help="submissions or folders of them (as for `grader grade`)")
+    p.add_argument("--out", required=True, help="the HTML file to write, e.g. similarity.html")
+    p.add_argument("--threshold", type=float, default=0.5, help="flag pairs sharing at least this share (default 0.5)")
+    p.add_argument("--top", type=int, default=20, help="pairs shown side by side (default 20)")
+    p.set_defaults(func=cmd_similarity)
+
+
+def cmd_similarity(args: argparse.Namespace, console: Console) -> int:
+    from grader.reports.similarity import SimilarityError, write_similarity
+
+    if not 0 < args.threshold <= 1:
+        console.print("[red]grader similarity: --threshold is a share between 0 and 1[/red]")
+        return 2
+    try:
+        result = write_similarity([abspath(p) for p in args.submissions], abspath(args.out), args.threshold, args.top)
+    except SimilarityError as exc:
+        console.print(f"[red]grader similarity: {exc}[/red]")
+        return 2
+    flagged = [p for p in result.pairs if p.score >= args.threshold]
+    console.print(f"wrote {args.out}: {len(result.codes)} compared, {len(flagged)} pairs at or above "
+                  f"{args.threshold:.0%}" + (f"; top: {flagged[0].a} ↔ {flagged[0].b} {flagged[0].score:.0%}" if flagged else ""))
+    return 0
+
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     from grader.reports.classreport import ReportError, write_report
