@@ -391,6 +391,14 @@ def _add_integration_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top", type=int, default=20, help="pairs shown side by side (default 20)")
     p.set_defaults(func=cmd_similarity)
 
+    p = sub.add_parser("export", help="write the scores into Canvas's gradebook-import CSV")
+    p.add_argument("results", help="a results folder written by `grader grade` (or `grader merge`)")
+    p.add_argument("--canvas", required=True, metavar="ROSTER.csv", help="the gradebook CSV Canvas exported")
+    p.add_argument("--assignment", required=True, help='the Canvas column, "Name (assignment id)"')
+    p.add_argument("--out", required=True, help="the CSV to import into Canvas")
+    p.add_argument("--map", metavar="IDS.csv", help="columns student,canvas: kit student id -> Canvas login/SIS id")
+    p.set_defaults(func=cmd_export)
+
 
 def cmd_similarity(args: argparse.Namespace, console: Console) -> int:
     from grader.reports.similarity import SimilarityError, write_similarity
@@ -407,6 +415,23 @@ def cmd_similarity(args: argparse.Namespace, console: Console) -> int:
     console.print(f"wrote {args.out}: {len(result.codes)} compared, {len(flagged)} pairs at or above "
                   f"{args.threshold:.0%}" + (f"; top: {flagged[0].a} ↔ {flagged[0].b} {flagged[0].score:.0%}" if flagged else ""))
     return 0
+
+
+def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    from grader.integrations.canvas import ExportError, export_canvas
+
+    try:
+        result = export_canvas(abspath(args.results), abspath(args.canvas), args.assignment, abspath(args.out),
+                               abspath(args.map) if args.map else None)
+    except ExportError as exc:
+        console.print(f"[red]grader export: {exc}[/red]")
+        return 2
+    console.print(f"wrote {args.out}: {len(result.matched)} students matched")
+    for title, names in (("in the roster, with no result (left empty)", result.roster_without_result),
+                         ("graded, but not in the roster (not exported)", result.results_without_roster)):
+        if names:
+            console.print(f"[yellow]{len(names)} {title}:[/yellow] " + ", ".join(names), markup=True)
+    return 1 if result.results_without_roster else 0
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
