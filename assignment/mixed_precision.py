@@ -26,19 +26,29 @@ def mixed_precision_step(model: torch.nn.Module, optimizer: torch.optim.Optimize
 
     1. ``optimizer.zero_grad()``: clear the previous step's gradients first, so that after
        this function returns every ``p.grad`` holds exactly this step's gradient (callers
-       inspect it: gradient norms, clipping, logging);
+       inspect it: gradient norms, clipping, logging).  Keep its default
+       ``set_to_none=True``: a parameter that this step's forward does not use then has
+       ``p.grad`` None and the optimizer skips it (a zero gradient would still move it
+       through momentum or weight decay);
     2. under ``torch.autocast(device_type=x.device.type, dtype=dtype)``: ``out = model(x)``
        and ``loss = loss_fn(out, y)``.  Autocast runs matmuls (``nn.Linear``, ``@``) in
-       ``dtype`` and keeps precision-sensitive ops (softmax, losses, reductions) in float32;
-    3. outside the autocast block: ``loss.backward()`` then ``optimizer.step()``.
+       ``dtype``; which ops it keeps in float32 depends on the device: on CUDA softmax,
+       layer_norm, sums and the losses run in float32; on CPU a shorter list does (the
+       losses, ``mse_loss``, ``cross_entropy``, ..., are on it), and softmax, layer_norm or
+       a sum of a bf16 matmul's output come out bf16;
+    3. outside the autocast block: ``loss.backward()`` then ``optimizer.step()``.  Do nothing
+       else to the gradients (no clipping, no rescaling).
 
-    Never cast the model or the inputs yourself (no ``model.to(torch.bfloat16)``, no
-    ``.half()``): the parameters, their gradients and the optimizer's state all stay float32,
-    and only the computations inside the forward pass are 16-bit.  Work on whatever device
-    ``x`` is on (CPU autocast supports bfloat16 and float16 too).
+    Never cast the model, the inputs or the targets yourself (no ``model.to(torch.bfloat16)``,
+    no ``.half()``, no ``model.float()``): every parameter keeps its dtype (a float32 model's
+    parameters, gradients and optimizer state all stay float32), and only the computations
+    inside the forward pass are 16-bit; the model may do float32 work on ``x`` before its
+    first matmul.  Work on whatever device ``x`` is on (CPU autocast supports bfloat16 and
+    float16 too).
 
     Args:
-        model: a float32 model, on ``x``'s device.
+        model: a model on ``x``'s device, usually all float32 (parameters of other dtypes
+            keep theirs).
         optimizer: an optimizer over ``model``'s parameters.
         loss_fn: ``loss_fn(model(x), y)`` returns a scalar tensor.
         x: the inputs; ``x.device.type`` ("cpu", "cuda") picks the autocast device.
@@ -56,12 +66,13 @@ def scaled_fp16_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, l
                      x: torch.Tensor, y: torch.Tensor, scaler: torch.amp.GradScaler) -> float:
     """Do one float16 training step with loss scaling; return the (unscaled) loss.
 
-    float16 has 5 exponent bits: its smallest positive number is about 6e-8, so gradients
-    smaller than that become exactly 0 in the float16 parts of the backward pass and the
-    step does nothing.  Loss scaling multiplies the loss by a large factor S before
-    ``backward()`` (every gradient is S times larger, out of the underflow zone), then divides
-    the float32 gradients by S before the optimizer uses them.  If S was too large and some
-    gradient overflowed to inf/nan, the step is skipped and S is reduced.
+    float16 has 5 exponent bits: its smallest positive number is 2^-24 ≈ 6e-8, so gradients
+    of at most half that (2^-25 ≈ 3e-8) become exactly 0 in the float16 parts of the backward
+    pass and the step does nothing.  Loss scaling multiplies the loss by a large factor S
+    before ``backward()`` (every gradient is S times larger, out of the underflow zone), then
+    divides the gradients by S before the optimizer uses them.  If S was too large and some
+    gradient overflowed to inf/nan (which can happen while the loss itself is finite), the
+    step is skipped and S is halved.
     ``torch.amp.GradScaler`` does the bookkeeping; use it exactly like this:
 
     1. ``optimizer.zero_grad()``;
@@ -71,10 +82,13 @@ def scaled_fp16_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, l
     4. ``scaler.step(optimizer)``: unscales the gradients in place (``p.grad`` then holds
        the true gradient), and calls ``optimizer.step()`` only if they are all finite;
        never call ``optimizer.step()`` yourself;
-    5. ``scaler.update()``: halves S after a skipped step, grows it after a run of good ones.
+    5. ``scaler.update()``: halves S after a skipped step, doubles it after
+       ``growth_interval`` good steps in a row (2000 by default; the caller picks it).
 
-    As in `mixed_precision_step`, the model, its gradients and the optimizer's state stay
-    float32.
+    Nothing else happens to the gradients in between (no clipping).  As in
+    `mixed_precision_step`, every parameter keeps its dtype (a float32 model, its gradients
+    and the optimizer's state stay float32), ``optimizer.zero_grad()`` keeps its default
+    ``set_to_none=True``, and the inputs are never cast.
 
     Args:
         model, optimizer, loss_fn, x, y: as in `mixed_precision_step`.
@@ -95,7 +109,8 @@ def mixed_precision_bytes_per_parameter() -> int:
     Count what is stored per parameter: the 16-bit (bf16) copy of the parameter used in the
     matmuls (2 bytes), its 16-bit gradient (2), the float32 *master copy* of the parameter
     that the optimizer updates (4: a bf16 parameter cannot absorb updates much smaller than
-    itself, 8 mantissa bits), and AdamW's two float32 moments (4 + 4).  Compare with 16 bytes
+    itself: 7 stored mantissa bits, 8 significant bits with the implicit leading 1), and
+    AdamW's two float32 moments (4 + 4).  Compare with 16 bytes
     for plain float32 AdamW (4 + 4 + 8): mixed precision does not save parameter memory; it
     saves activation memory and time.
 

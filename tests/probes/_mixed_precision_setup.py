@@ -19,6 +19,10 @@ IN_DIM, HIDDEN, OUT_DIM, BATCH = 16, 32, 4, 32
 TINY = 2.0**-24
 #: Multiplies the inputs of an "overflow" batch: the first matmul exceeds float16's 65504.
 OVERFLOW = 1e5
+#: The mixed-dtype model's inputs sit around this value; it subtracts it (in float32) before its
+#: first matmul.  Near 512 float32's spacing is 2**-14 but bfloat16's is 4 and float16's 0.5, so
+#: inputs cast to 16 bits before the forward lose everything the model looks at.
+OFFSET = 512.0
 
 
 def setup(seed: int, steps: int, device: str = "cpu") -> tuple[nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
@@ -33,11 +37,63 @@ def setup(seed: int, steps: int, device: str = "cpu") -> tuple[nn.Module, list[t
     return model.to(device), batches
 
 
+class MixedDtypeModel(nn.Module):
+    """A model that is not all float32, with an fp32 op before its first matmul and a branch that
+    only some steps use.
+
+    * ``x - offset`` (a float32 buffer) runs before any matmul: in float32 whatever autocast does;
+    * ``gain64`` is a float64 parameter and ``scale16`` a bfloat16 one: they keep their dtypes (and
+      so do their gradients and optimizer state) under mixed precision, as do the float32 ones;
+    * ``extra`` (an nn.Linear) is used only while ``use_extra`` is True (`before_step` sets it on
+      even steps): on the other steps its parameters get no gradient at all.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("offset", torch.full((IN_DIM,), OFFSET))
+        self.gain64 = nn.Parameter(torch.ones(OUT_DIM, dtype=torch.float64))
+        self.scale16 = nn.Parameter(torch.ones(HIDDEN, dtype=torch.bfloat16))
+        self.lin1 = nn.Linear(IN_DIM, HIDDEN)
+        self.lin2 = nn.Linear(HIDDEN, OUT_DIM)
+        self.extra = nn.Linear(IN_DIM, OUT_DIM)
+        self.use_extra = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x - self.offset
+        out = self.lin2(torch.relu(self.lin1(h)) * self.scale16)
+        if self.use_extra:
+            out = out + self.extra(h)
+        return out * self.gain64.to(out.dtype)
+
+
+def setup_mixed(seed: int, batch_sizes: list[int], target_scale: float = 1.0,
+                device: str = "cpu") -> tuple[nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
+    """A `MixedDtypeModel` and one batch per entry of `batch_sizes`, from `seed` alone; inputs are
+    OFFSET + N(0, 1), targets `target_scale` * N(0, 1) (a large scale gives large gradients)."""
+    g = torch.Generator().manual_seed(seed)
+    model = MixedDtypeModel()
+    with torch.no_grad():
+        for p in model.parameters():
+            centre = 0.0 if p.dtype == torch.float32 else 1.0  # the gain and the scale start near 1
+            p.copy_((centre + 0.3 * torch.randn(p.shape, generator=g, dtype=torch.float64)).to(p.dtype))
+    batches = [((OFFSET + torch.randn(n, IN_DIM, generator=g)).to(device),
+                (target_scale * torch.randn(n, OUT_DIM, generator=g)).to(device)) for n in batch_sizes]
+    return model.to(device), batches
+
+
+def before_step(model: nn.Module, i: int) -> None:
+    """Called before step i (from 0) on both sides: the mixed-dtype model uses `extra` on even steps."""
+    if isinstance(model, MixedDtypeModel):
+        model.use_extra = i % 2 == 0
+
+
 def make_optimizer(model: nn.Module, name: str) -> torch.optim.Optimizer:
     if name == "adamw":
         return torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
     if name == "sgd":
         return torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    if name == "sgd-wd":  # momentum and weight decay: a zero gradient still moves a parameter
+        return torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9, weight_decay=0.01)
     if name == "sgd-huge-lr":  # the tiny loss's gradients are ~1e-9: a huge step makes them visible
         return torch.optim.SGD(model.parameters(), lr=2.0**20)
     raise ValueError(f"unknown optimizer {name!r}")
@@ -84,6 +140,16 @@ class Recorder:
 
 def dtype_name(t: torch.Tensor | None) -> str | None:
     return None if t is None else str(t.dtype).removeprefix("torch.")
+
+
+def build(seed: int, steps: int, model: str = "plain", batch_sizes: list[int] | None = None,
+          target_scale: float = 1.0, device: str = "cpu") -> tuple[nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
+    """`setup` ("plain") or `setup_mixed` ("mixed", `batch_sizes` or `steps` full batches)."""
+    if model == "plain":
+        return setup(seed, steps, device)
+    if model == "mixed":
+        return setup_mixed(seed, batch_sizes or [BATCH] * steps, target_scale, device)
+    raise ValueError(f"unknown model {model!r}")
 
 
 def observe(model: nn.Module, opt: torch.optim.Optimizer) -> dict[str, Any]:

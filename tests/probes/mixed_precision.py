@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from tests.probes._mixed_precision_setup import LOSSES, Recorder, inputs, make_optimizer, observe, setup
+from tests.probes._mixed_precision_setup import LOSSES, Recorder, before_step, build, inputs, make_optimizer, observe
 from tests.probes._tensors import dtype_of
 
 
@@ -20,34 +20,39 @@ def _plain_float(value: Any) -> Any:
     return value if type(value) in (float, int) else f"<{type(value).__module__}.{type(value).__qualname__}> {value!r}"[:200]
 
 
-def mixed_precision_steps(impl, seed, steps, optimizer="adamw", dtype=None, device="cpu"):
-    """`steps` calls of mixed_precision_step (dtype left at its default when None)."""
-    model, batches = setup(seed, steps, device)
-    opt = make_optimizer(model, optimizer)
-    recorder = Recorder(model, torch.device(device).type)
+def mixed_precision_steps(impl, seed, steps, optimizer="adamw", dtype=None, device="cpu", model="plain",
+                          batch_sizes=None, target_scale=1.0):
+    """`steps` calls of mixed_precision_step (dtype left at its default when None); `model="mixed"`
+    is the mixed-dtype model of _mixed_precision_setup, one batch per entry of `batch_sizes`."""
+    net, batches = build(seed, steps, model, batch_sizes, target_scale, device)
+    opt = make_optimizer(net, optimizer)
+    recorder = Recorder(net, torch.device(device).type)
     loss_fn = recorder.wrap(LOSSES["mse"])
     kwargs = {} if dtype is None else {"dtype": dtype_of(dtype)}
     seen = []
-    for x, y in batches:
-        loss = impl.mixed_precision.mixed_precision_step(model, opt, loss_fn, x, y, **kwargs)
-        seen.append({"loss": _plain_float(loss), **recorder.take(), **observe(model, opt)})
+    for i, (x, y) in enumerate(batches):
+        before_step(net, i)
+        loss = impl.mixed_precision.mixed_precision_step(net, opt, loss_fn, x, y, **kwargs)
+        seen.append({"loss": _plain_float(loss), **recorder.take(), **observe(net, opt)})
     return seen
 
 
-def scaled_fp16_steps(impl, seed, kinds, init_scale=2.0**16, device="cpu"):
-    """One scaled_fp16_step per entry of `kinds` ("normal" or "overflow" batches) on the tiny loss,
-    with a fresh GradScaler; after each step also the scaler's scale."""
-    model, batches = setup(seed, len(kinds), device)
-    opt = make_optimizer(model, "sgd-huge-lr")
-    scaler = torch.amp.GradScaler(torch.device(device).type, init_scale=init_scale)
-    recorder = Recorder(model, torch.device(device).type)
-    loss_fn = recorder.wrap(LOSSES["tiny_mse"])
+def scaled_fp16_steps(impl, seed, kinds, init_scale=2.0**16, device="cpu", model="plain", loss="tiny_mse",
+                      optimizer="sgd-huge-lr", growth_interval=2000, batch_sizes=None, target_scale=1.0):
+    """One scaled_fp16_step per entry of `kinds` ("normal" or "overflow" batches) with a fresh
+    GradScaler(init_scale, growth_interval); after each step also the scaler's scale."""
+    net, batches = build(seed, len(kinds), model, batch_sizes, target_scale, device)
+    opt = make_optimizer(net, optimizer)
+    scaler = torch.amp.GradScaler(torch.device(device).type, init_scale=init_scale, growth_interval=growth_interval)
+    recorder = Recorder(net, torch.device(device).type)
+    loss_fn = recorder.wrap(LOSSES[loss])
     seen = []
-    for batch, kind in zip(batches, kinds):
+    for i, (batch, kind) in enumerate(zip(batches, kinds)):
         x, y = inputs(batch, kind)
-        loss = impl.mixed_precision.scaled_fp16_step(model, opt, loss_fn, x, y, scaler)
-        seen.append({"loss": _plain_float(loss), "scale": float(scaler.get_scale()), **recorder.take(),
-                     **observe(model, opt)})
+        before_step(net, i)
+        value = impl.mixed_precision.scaled_fp16_step(net, opt, loss_fn, x, y, scaler)
+        seen.append({"loss": _plain_float(value), "scale": float(scaler.get_scale()), **recorder.take(),
+                     **observe(net, opt)})
     return seen
 
 

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from grader.expect import assert_close, assert_equal, assert_tensor, assert_type
-from tests.probes._mixed_precision_setup import LOSSES, inputs, make_optimizer, observe, setup
+from tests.probes._mixed_precision_setup import LOSSES, before_step, inputs, make_optimizer, observe, setup, setup_mixed
 
 PARAMS = ["0.weight", "0.bias", "2.weight", "2.bias"]  # the probe model's parameters, in order
 
@@ -62,6 +62,32 @@ def _reference_scaled(seed: int, kinds: list[str], init_scale: float = 2.0**16, 
         scaler.update()
         steps.append({"loss": loss.item(), "scale": float(scaler.get_scale()), **observe(model, opt)})
     return {"initial": initial, "unscaled_grads": unscaled, "steps": steps}
+
+
+def _reference_mixed(seed: int, batch_sizes: list[int], optimizer: str, dtype: torch.dtype = torch.bfloat16, *,
+                     scaler: dict[str, float] | None = None, target_scale: float = 1.0) -> dict[str, Any]:
+    """mixed_precision_step (or, with `scaler` = GradScaler's keyword arguments, scaled_fp16_step)
+    done directly on the mixed-dtype model of _mixed_precision_setup; also its parameter names."""
+    model, batches = setup_mixed(seed, batch_sizes, target_scale)
+    names = [name for name, _ in model.named_parameters()]
+    opt = make_optimizer(model, optimizer)
+    grad_scaler = None if scaler is None else torch.amp.GradScaler("cpu", **scaler)
+    steps = []
+    for i, (x, y) in enumerate(batches):
+        before_step(model, i)
+        opt.zero_grad()
+        with torch.autocast(device_type="cpu", dtype=dtype if grad_scaler is None else torch.float16):
+            loss = LOSSES["mse"](model(x), y)
+        if grad_scaler is None:
+            loss.backward()
+            opt.step()
+            steps.append({"loss": loss.item(), **observe(model, opt)})
+        else:
+            grad_scaler.scale(loss).backward()
+            grad_scaler.step(opt)
+            grad_scaler.update()
+            steps.append({"loss": loss.item(), "scale": float(grad_scaler.get_scale()), **observe(model, opt)})
+    return {"names": names, "batch_sizes": batch_sizes, "steps": steps}
 
 
 # -- checks ------------------------------------------------------------------------------------
@@ -119,6 +145,21 @@ def _check_underflow_setup(ref: dict[str, Any]) -> None:
         raise RuntimeError("kit bug: the tiny loss's float16 gradients did not underflow without scaling")
 
 
+def _check_premise_large(ref: dict[str, Any]) -> None:
+    """The kit's own premise (not the student's code): the run has a skipped step with a finite loss,
+    a step where the scale grows, and gradient norms far above 1 (so clipping would show)."""
+    steps, scale = ref["steps"], None
+    skipped_finite = grew = False
+    for step in steps:
+        if scale is not None:
+            skipped_finite |= step["scale"] < scale and math.isfinite(step["loss"])
+            grew |= step["scale"] > scale
+        scale = step["scale"]
+    norms = [math.sqrt(sum(float(g.double().pow(2).sum()) for g in step["grads"] if g is not None)) for step in steps]
+    if not (skipped_finite and grew and max(n for n in norms if math.isfinite(n)) > 5.0):
+        raise RuntimeError(f"kit bug: the large-gradient run lost its premise (norms {norms})")
+
+
 def _check_scaled(got: Any, ref: dict[str, Any], kinds: list[str], label: str, *, grad_rtol: float = 1e-3,
                   param_atol: float = 1e-6) -> None:
     assert_type(got, list, label)
@@ -149,9 +190,66 @@ def _check_scaled(got: Any, ref: dict[str, Any], kinds: list[str], label: str, *
         previous = want["params"]
 
 
+def _check_like_reference(got: Any, ref: dict[str, Any], compute: str, label: str, *, grad_rtol: float = 1e-3,
+                          grad_atol: float = 1e-5, param_atol: float = 1e-6) -> None:
+    """Step by step, everything the probe saw equals what torch's own step gave on the same model:
+    dtypes of parameters, gradients (None included) and optimizer state, the 16-bit matmuls, the
+    loss under autocast, the returned loss, the scale (scaled steps), gradients and parameters.
+    The default tolerances are those of `_check_values`: the same ops in the same order give the
+    same bits, they only absorb harmless reorderings; skipped steps' inf/nan gradients must match
+    exactly where they are inf or nan."""
+    names, steps = ref["names"], ref["steps"]
+    assert_type(got, list, label)
+    assert_equal(len(got), len(steps), f"{label}: number of steps")
+    for i, (step, want) in enumerate(zip(got, steps)):
+        what = f"{label}, step {i + 1} (batch of {ref['batch_sizes'][i]})"
+        assert_type(step, dict, what)
+        linear = step.get("linear_dtypes")
+        if not isinstance(linear, list) or not linear or any(d != compute for d in linear):
+            raise AssertionError(f"{what}: the nn.Linear outputs inside the forward were {linear}, expected "
+                                 f"{compute}: run model(x) under torch.autocast(device_type=x.device.type, dtype=...)")
+        if step.get("loss_under_autocast") != [True]:
+            raise AssertionError(f"{what}: loss_fn was called with autocast on: {step.get('loss_under_autocast')}, "
+                                 "expected [True]: compute the loss inside the autocast block too")
+        if step.get("param_dtypes") != want["param_dtypes"]:
+            raise AssertionError(f"{what}: parameter dtypes {step.get('param_dtypes')}, expected {want['param_dtypes']} "
+                                 f"(parameters {names}): never cast the model, every parameter keeps its dtype")
+        grads = step.get("grad_dtypes")
+        if not isinstance(grads, list) or len(grads) != len(names):
+            raise AssertionError(f"{what}: gradient dtypes {grads}, expected {want['grad_dtypes']}")
+        for name, g, w in zip(names, grads, want["grad_dtypes"]):
+            if w is None and g is not None:
+                raise AssertionError(
+                    f"{what}: {name}.grad is a {g} tensor, expected None: {name} is not used in this step's forward, "
+                    "and optimizer.zero_grad() (set_to_none=True, its default) leaves its .grad None, so the "
+                    "optimizer skips it (a zero gradient would still move it through momentum and weight decay)")
+            if g != w:
+                hint = " (zero the gradients at the start of the step, not after it)" if g is None else ""
+                raise AssertionError(f"{what}: {name}.grad has dtype {g}, expected {w}{hint}")
+        if step.get("state_dtypes") != want["state_dtypes"]:
+            raise AssertionError(f"{what}: optimizer state dtypes {step.get('state_dtypes')}, expected "
+                                 f"{want['state_dtypes']} (parameters {names})")
+        assert_type(step.get("loss"), float, f"{what}: the returned loss (return loss.item())")
+        if math.isfinite(want["loss"]):
+            # the same ops on the same values: only harmless reorderings, far below a 16-vs-32-bit gap
+            assert_close(step["loss"], want["loss"], f"{what}: the returned loss (the loss itself, not a scaled one)",
+                         rel=1e-3)
+        elif math.isfinite(step["loss"]):
+            raise AssertionError(f"{what}: returned loss {step['loss']}, expected inf or nan (the forward overflowed)")
+        if "scale" in want:
+            assert_close(step.get("scale"), want["scale"], f"{what}: the GradScaler's scale afterwards "
+                         "(scaler.step then scaler.update, once per step)")
+        for name, g, w in zip(names, step.get("grads") or [], want["grads"]):
+            if w is not None:
+                assert_tensor(g, w, f"{what}: gradient of {name} after the step (the true, unscaled gradient)",
+                              rtol=grad_rtol, atol=grad_atol)
+        for name, g, w in zip(names, step.get("params") or [], want["params"]):
+            assert_tensor(g, w, f"{what}: parameter {name} after the step", atol=param_atol)
+
+
 # -- graded tests --------------------------------------------------------------------------------
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_bf16_forward_fp32_state(student):
     """mixed_precision_step: bf16 matmul outputs inside the forward; fp32 params, grads, AdamW state; loss as float"""
     got = student.probe("mixed_precision.mixed_precision_steps", seed=0, steps=2)
@@ -166,7 +264,7 @@ def test_fp16_autocast_dtype(student):
                "mixed_precision_step(dtype=torch.float16) with AdamW")
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_scaled_step_trains_through_underflow(student):
     """scaled_fp16_step trains on a loss whose unscaled float16 gradients underflow to zero"""
     kinds = ["normal", "normal"]
@@ -182,6 +280,29 @@ def test_scaled_step_skips_overflow(student):
     kinds = ["overflow", "normal"]
     got = student.probe("mixed_precision.scaled_fp16_steps", seed=3, kinds=kinds)
     _check_scaled(got, _reference_scaled(3, kinds), kinds, "scaled_fp16_step")
+
+
+@pytest.mark.points(1)
+def test_mixed_dtype_model(student):
+    """mixed_precision_step on a model with float64/bf16/fp32 parameters, an fp32 op before the first matmul, an unused branch, a batch of 1"""
+    sizes = [32, 1, 32]
+    got = student.probe("mixed_precision.mixed_precision_steps", seed=6, steps=len(sizes), model="mixed",
+                        batch_sizes=sizes)
+    _check_like_reference(got, _reference_mixed(6, sizes, "adamw"), "bfloat16",
+                          "mixed_precision_step with AdamW on the mixed-dtype model (inputs around 512)")
+
+
+@pytest.mark.points(1)
+def test_scaled_step_large_gradients(student):
+    """scaled_fp16_step with large gradients: finite-loss overflows skipped (scale halved), scale grows after good steps, true gradients"""
+    sizes = [32, 1, 32, 7, 32, 32, 5, 32]
+    scaler = {"init_scale": 2.0**16, "growth_interval": 2}
+    got = student.probe("mixed_precision.scaled_fp16_steps", seed=0, kinds=["normal"] * len(sizes), model="mixed",
+                        loss="mse", optimizer="sgd-wd", batch_sizes=sizes, target_scale=10.0, **scaler)
+    ref = _reference_mixed(0, sizes, "sgd-wd", scaler=scaler, target_scale=10.0)
+    _check_premise_large(ref)
+    _check_like_reference(got, ref, "float16", "scaled_fp16_step (SGD, momentum, weight decay; GradScaler(init_scale=2**16, "
+                          "growth_interval=2)) on the mixed-dtype model with targets x10")
 
 
 @pytest.mark.points(1)
