@@ -33,18 +33,23 @@ def save_checkpoint(model: torch.nn.Module, optimizer: torch.optim.Optimizer, it
       CUDA generator ``torch.cuda.get_rng_state_all()``.
 
     The file must load with ``torch.load(path, weights_only=True)``, which accepts only
-    tensors, ``int``/``float``/``bool``/``str``/``None`` and lists, tuples and dicts of those
-    (never pickled objects).  Python's random state is already such a tuple of ints; NumPy's
-    is the tuple ``(name, key, pos, has_gauss, cached_gaussian)`` whose ``key`` is a uint32
-    ndarray (624 values): store ``key`` as a tensor or a list of ints, and ``pos`` and
-    ``has_gauss`` as ``int``, ``cached_gaussian`` as ``float``.  Save all five parts.
+    tensors (and ``torch.Size``, dtypes, devices), ``int``/``float``/``complex``/``bool``/
+    ``str``/``bytes``/``None`` and lists, tuples, sets, dicts and ``OrderedDict``s of those
+    (never other pickled objects, numpy arrays included).  Python's random state is already
+    such a tuple, ``(3, tuple of 625 ints, gauss_next)`` (``gauss_next`` is ``None``, or a
+    ``float`` after an odd number of ``random.gauss`` calls); NumPy's is the tuple
+    ``(name, key, pos, has_gauss, cached_gaussian)`` whose ``key`` is a uint32 ndarray (624
+    values): store ``key`` as a tensor or a list of ints, and ``pos`` and ``has_gauss`` as
+    ``int``, ``cached_gaussian`` as ``float``.  Save all five parts (after an odd number of
+    normal draws ``has_gauss`` is 1 and ``cached_gaussian`` is the next normal value).
 
     Where to write:
 
     * ``out`` a path (``str`` or ``os.PathLike``): the save must be **atomic**.  A process
       killed halfway through ``torch.save`` must leave the previous checkpoint at that path
       intact, never a truncated file.  Write to a temporary file in the *same directory*
-      (``tempfile.mkstemp(dir=...)``), ``flush`` it and ``os.fsync`` it, then move it over the
+      (``tempfile.mkstemp(dir=...)``; never the temp dir, which may be another file system),
+      ``flush`` it and ``os.fsync`` it, then move it over the
       path with ``os.replace`` (an atomic rename).  If anything fails, remove the temporary
       file and re-raise; after a successful save no temporary file is left behind.
     * ``out`` a binary file object opened for writing (``open(..., "wb")``, ``io.BytesIO``):
@@ -68,7 +73,8 @@ def load_checkpoint(src: str | os.PathLike[str] | BinaryIO, model: torch.nn.Modu
     """Restore a checkpoint written by `save_checkpoint`; return its iteration.
 
     Read ``src`` with ``torch.load(src, weights_only=True, map_location="cpu")`` (never
-    unpickle arbitrary objects from a file), then restore, in place:
+    unpickle arbitrary objects from a file: a checkpoint holding one must be refused, i.e.
+    raise, without running its code), then restore, in place:
 
     * the model's parameters and buffers (``model.load_state_dict``);
     * the optimizer's state (``optimizer.load_state_dict``; it moves the state to the

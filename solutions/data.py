@@ -108,7 +108,8 @@ def get_batch(data: npt.NDArray[np.integer], batch_size: int, context_length: in
         data: a 1-D integer numpy array or memmap of token ids.
         batch_size: B ≥ 1.
         context_length: T ≥ 1, tokens per input row.
-        device: e.g. ``"cpu"``, ``"cuda"``, ``"cuda:0"`` or a ``torch.device``.
+        device: e.g. ``"cpu"``, ``"cuda"``, ``"cuda:0"`` or a ``torch.device``; any device torch
+            accepts is honoured (``"meta"`` gives meta tensors).
 
     Returns:
         ``(x, y)``: two contiguous ``int64`` tensors of shape ``(B, T)`` on `device`.
@@ -141,7 +142,10 @@ def set_seed(seed: int) -> None:
 
     After ``set_seed(s)``, ``random.random()``, ``np.random.rand()`` and ``torch.rand(...)``
     give exactly what they give after seeding each library with ``s`` directly, and
-    ``get_batch`` returns the same batch every time.
+    ``get_batch`` returns the same batch every time.  That includes normal draws
+    (``random.gauss``, ``np.random.standard_normal``) when the generators held a cached
+    Gaussian from an odd number of normal draws before: seeding discards it (``random.seed``
+    and ``np.random.seed`` do).
 
     Args:
         seed: a non-negative int.

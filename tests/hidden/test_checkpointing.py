@@ -13,14 +13,14 @@ from tests.public.test_checkpointing import _assert_draws, _assert_params, _asse
 CASES = [  # seed, total steps, saved after, optimizer, how the checkpoint is passed
     (21, 10, 4, "sgd", "pathlib"),
     (22, 9, 6, "adamw", "BytesIO"),
-    (23, 8, 1, "adamw", "str"),
-    (24, 7, 3, "sgd", "BytesIO"),
+    (23, 8, 1, "adamw+bn", "str"),     # +bn: a BatchNorm1d layer, whose running statistics are buffers
+    (24, 7, 3, "sgd+bn", "BytesIO"),
 ]
 
 
 @pytest.mark.points(2)
 def test_resume_variants(student):
-    """resuming is exact for SGD with momentum and AdamW, via str, pathlib.Path and io.BytesIO"""
+    """resuming is exact for SGD with momentum and AdamW, with BatchNorm buffers, via str, pathlib.Path and io.BytesIO"""
     for seed, total, k, optimizer, via in CASES:
         got = student.probe("checkpointing.resume_in_process", seed=seed, total=total, k=k, optimizer=optimizer, via=via)
         assert_type(got, dict, "resume_in_process")
@@ -45,3 +45,9 @@ def test_save_over_existing_checkpoint(student):
            "draw random numbers or touch the model)"
     _assert_params(got.get("params"), want["params"], what)
     _assert_state(got.get("state"), want["state"], f"{what}; optimizer state")
+    # With cached Gaussians in NumPy's and Python's generators, saving to a path and to a BytesIO
+    # must leave every generator exactly where it was.
+    got = student.probe("checkpointing.save_leaves_generators", seed=32, steps=2)
+    _assert_draws(got, uninterrupted(32, 2, odd=True)["draws"], "after save_checkpoint (to a path, then to an io.BytesIO)",
+                  "so a save drew random numbers or changed a generator's state (save_checkpoint must leave the "
+                  "generators alone)")

@@ -149,3 +149,470 @@ def save_consumes_rng(model, optimizer, iteration, out):
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, out)
+
+
+# == from the 2026-11-22 breaking pass (written before reading the suites) ==
+# ---------------------------------------------------------------- save_checkpoint
+@mutant(replaces="save_checkpoint", why="treats only str as a path: a pathlib.Path is torch.save'd directly, not atomically")
+def save_checkpoint_str_only(model, optimizer, iteration, out):
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
+                  "cached_gaussian": float(numpy_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        rng["cuda"] = torch.cuda.get_rng_state_all()
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, str):
+        torch.save(state, out)
+        return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@mutant(replaces="save_checkpoint", why="temporary file in the system temp dir: os.replace fails across file systems")
+def save_checkpoint_tmp_in_tempdir(model, optimizer, iteration, out):
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
+                  "cached_gaussian": float(numpy_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        rng["cuda"] = torch.cuda.get_rng_state_all()
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        torch.save(state, out)
+        return
+    fd, tmp = tempfile.mkstemp(suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@mutant(replaces="save_checkpoint", why="temporary file in the system temp dir, moved with shutil.move (a copy across file systems: not atomic)")
+def save_checkpoint_tmp_shutil_move(model, optimizer, iteration, out):
+    import shutil
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
+                  "cached_gaussian": float(numpy_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        rng["cuda"] = torch.cuda.get_rng_state_all()
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        torch.save(state, out)
+        return
+    fd, tmp = tempfile.mkstemp(suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        torch.save(state, f)
+        f.flush()
+        os.fsync(f.fileno())
+    shutil.move(tmp, os.fspath(out))
+
+
+@mutant(replaces="save_checkpoint", why="not atomic: torch.save straight to the path (fsync afterwards)")
+def save_checkpoint_direct(model, optimizer, iteration, out):
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
+                  "cached_gaussian": float(numpy_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        torch.save(state, out)
+        return
+    with open(out, "wb") as f:
+        torch.save(state, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(out, out)
+
+
+@mutant(replaces="save_checkpoint", why="a failed save leaves its temporary file behind")
+def save_checkpoint_no_cleanup(model, optimizer, iteration, out):
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
+                  "cached_gaussian": float(numpy_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        torch.save(state, out)
+        return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
+    with os.fdopen(fd, "wb") as f:
+        torch.save(state, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, out)
+
+
+@mutant(replaces="save_checkpoint", why="a failed save is swallowed (except: pass): the caller believes it saved")
+def save_checkpoint_swallows(model, optimizer, iteration, out):
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
+                  "cached_gaussian": float(numpy_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        torch.save(state, out)
+        return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except Exception:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@mutant(replaces="save_checkpoint", why="names the temporary file with random.getrandbits: saving draws from Python's generator")
+def save_checkpoint_draws_random(model, optimizer, iteration, out):
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
+                  "cached_gaussian": float(numpy_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        torch.save(state, out)
+        return
+    tmp = f"{os.fspath(out)}.{random.getrandbits(32):08x}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@mutant(replaces="save_checkpoint", why="drops numpy's has_gauss/cached_gaussian: state after an odd number of normal draws is lost")
+def save_checkpoint_no_gauss(model, optimizer, iteration, out):
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": 0, "cached_gaussian": 0.0},
+        "torch": torch.get_rng_state(),
+    }
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        torch.save(state, out)
+        return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@mutant(replaces="save_checkpoint", why="forgets torch's CPU generator (dropout masks differ after resuming)")
+def save_checkpoint_no_torch_rng(model, optimizer, iteration, out):
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
+                  "cached_gaussian": float(numpy_state[4])},
+        "torch": torch.Generator().get_state(),
+    }
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        torch.save(state, out)
+        return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@mutant(replaces="save_checkpoint", why="closes the file object it was given")
+def save_checkpoint_closes_file(model, optimizer, iteration, out):
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
+                  "cached_gaussian": float(numpy_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        with out:
+            torch.save(state, out)
+        return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@mutant(replaces="save_checkpoint", why="rewinds the file object (seek(0)) instead of writing at its current position")
+def save_checkpoint_rewinds(model, optimizer, iteration, out):
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
+                  "cached_gaussian": float(numpy_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        out.seek(0)
+        torch.save(state, out)
+        return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@mutant(replaces="save_checkpoint", why="saves numpy's state as the raw tuple (ndarray inside): not loadable with weights_only=True")
+def save_checkpoint_raw_numpy(model, optimizer, iteration, out):
+    rng = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        torch.save(state, out)
+        return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@mutant(replaces="save_checkpoint", why="saves only the parameters (named_parameters), not the buffers")
+def save_checkpoint_params_only(model, optimizer, iteration, out):
+    numpy_state = np.random.get_state()
+    rng = {
+        "python": random.getstate(),
+        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
+                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
+                  "cached_gaussian": float(numpy_state[4])},
+        "torch": torch.get_rng_state(),
+    }
+    params = {name: p.detach() for name, p in model.named_parameters()}
+    state = {"model": params, "optimizer": optimizer.state_dict(), "iteration": int(iteration), "rng": rng}
+    if not isinstance(out, (str, os.PathLike)):
+        torch.save(state, out)
+        return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+# ---------------------------------------------------------------- load_checkpoint
+@mutant(replaces="load_checkpoint", why="torch.load(weights_only=False): a malicious checkpoint runs code")
+def load_checkpoint_unsafe(src, model, optimizer):
+    state = torch.load(src, weights_only=False, map_location="cpu")
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    rng = state["rng"]
+    random.setstate(rng["python"])
+    numpy_state = rng["numpy"]
+    np.random.set_state((numpy_state["name"], numpy_state["key"].numpy().astype(np.uint32),
+                         numpy_state["pos"], numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
+    torch.set_rng_state(rng["torch"])
+    if "cuda" in rng and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(rng["cuda"])
+    return int(state["iteration"])
+
+
+@mutant(replaces="load_checkpoint", why="does not restore the optimizer state")
+def load_checkpoint_no_optimizer(src, model, optimizer):
+    state = torch.load(src, weights_only=True, map_location="cpu")
+    model.load_state_dict(state["model"])
+    rng = state["rng"]
+    random.setstate(rng["python"])
+    numpy_state = rng["numpy"]
+    np.random.set_state((numpy_state["name"], numpy_state["key"].numpy().astype(np.uint32),
+                         numpy_state["pos"], numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
+    torch.set_rng_state(rng["torch"])
+    return int(state["iteration"])
+
+
+@mutant(replaces="load_checkpoint", why="restores numpy with the 3-tuple (name, key, pos): drops the cached gaussian")
+def load_checkpoint_numpy_3tuple(src, model, optimizer):
+    state = torch.load(src, weights_only=True, map_location="cpu")
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    rng = state["rng"]
+    random.setstate(rng["python"])
+    numpy_state = rng["numpy"]
+    np.random.set_state((numpy_state["name"], numpy_state["key"].numpy().astype(np.uint32), numpy_state["pos"]))
+    torch.set_rng_state(rng["torch"])
+    if "cuda" in rng and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(rng["cuda"])
+    return int(state["iteration"])
+
+
+@mutant(replaces="load_checkpoint", why="does not restore Python's random")
+def load_checkpoint_no_python_rng(src, model, optimizer):
+    state = torch.load(src, weights_only=True, map_location="cpu")
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    rng = state["rng"]
+    numpy_state = rng["numpy"]
+    np.random.set_state((numpy_state["name"], numpy_state["key"].numpy().astype(np.uint32),
+                         numpy_state["pos"], numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
+    torch.set_rng_state(rng["torch"])
+    return int(state["iteration"])
+
+
+@mutant(replaces="load_checkpoint", why="restores numpy's key but resets pos to 624 (a fresh twist)")
+def load_checkpoint_numpy_pos_reset(src, model, optimizer):
+    state = torch.load(src, weights_only=True, map_location="cpu")
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    rng = state["rng"]
+    random.setstate(rng["python"])
+    numpy_state = rng["numpy"]
+    np.random.set_state((numpy_state["name"], numpy_state["key"].numpy().astype(np.uint32),
+                         624, numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
+    torch.set_rng_state(rng["torch"])
+    return int(state["iteration"])
+
+
+@mutant(replaces="load_checkpoint", why="returns the iteration as loaded (a tensor if saved as one) and saves it as a tensor")
+def load_checkpoint_iteration_tensor(src, model, optimizer):
+    state = torch.load(src, weights_only=True, map_location="cpu")
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    rng = state["rng"]
+    random.setstate(rng["python"])
+    numpy_state = rng["numpy"]
+    np.random.set_state((numpy_state["name"], numpy_state["key"].numpy().astype(np.uint32),
+                         numpy_state["pos"], numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
+    torch.set_rng_state(rng["torch"])
+    return torch.tensor(state["iteration"])
+
+
+@mutant(replaces="load_checkpoint", why="non-strict model load that ignores missing buffers (strict=False)")
+def load_checkpoint_non_strict(src, model, optimizer):
+    state = torch.load(src, weights_only=True, map_location="cpu")
+    model.load_state_dict({k: v for k, v in state["model"].items() if "running" not in k}, strict=False)
+    optimizer.load_state_dict(state["optimizer"])
+    rng = state["rng"]
+    random.setstate(rng["python"])
+    numpy_state = rng["numpy"]
+    np.random.set_state((numpy_state["name"], numpy_state["key"].numpy().astype(np.uint32),
+                         numpy_state["pos"], numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
+    torch.set_rng_state(rng["torch"])
+    return int(state["iteration"])
+
+
+
+
+@mutant(replaces="load_checkpoint", why="rebuilds Python's state as (version, internal, None): drops random.gauss's cached value")
+def load_checkpoint_python_gauss_dropped(src, model, optimizer):
+    state = torch.load(src, weights_only=True, map_location="cpu")
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    rng = state["rng"]
+    version, internal, _ = rng["python"]
+    random.setstate((version, tuple(internal), None))
+    numpy_state = rng["numpy"]
+    np.random.set_state((numpy_state["name"], numpy_state["key"].numpy().astype(np.uint32),
+                         numpy_state["pos"], numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
+    torch.set_rng_state(rng["torch"])
+    return int(state["iteration"])

@@ -135,3 +135,370 @@ def set_seed_default_rng(seed):
     random.seed(seed)
     np.random.default_rng(seed)
     torch.manual_seed(seed)
+
+
+# == from the 2026-11-22 breaking pass (written before reading the suites) ==
+# ---------------------------------------------------------------- write_tokens
+@mutant(replaces="write_tokens", why="no range check: 70000 silently wraps to 4464 in uint16")
+def write_tokens_astype_wraps(tokens, path, dtype=np.uint16):
+    np.asarray(tokens).astype(dtype).tofile(path)
+
+
+@mutant(replaces="write_tokens", why="checks only the upper bound: a negative id wraps to 65535")
+def write_tokens_no_negative_check(tokens, path, dtype=np.uint16):
+    array = np.asarray(tokens)
+    if array.size and array.max() > np.iinfo(dtype).max:
+        raise ValueError("token id too large")
+    array.astype(dtype).tofile(path)
+
+
+@mutant(replaces="write_tokens", why="off by one: rejects the largest valid id 65535 (>= instead of >)")
+def write_tokens_rejects_max(tokens, path, dtype=np.uint16):
+    array = np.asarray(tokens)
+    info = np.iinfo(dtype)
+    if array.size and (array.min() < 0 or array.max() >= info.max):
+        raise ValueError("token id out of range")
+    array.astype(dtype).tofile(path)
+
+
+@mutant(replaces="write_tokens", why="hard-codes the uint16 bound: uint32 files with ids > 65535 are refused")
+def write_tokens_uint16_bound(tokens, path, dtype=np.uint16):
+    array = np.asarray(tokens)
+    if array.size and (array.min() < 0 or array.max() > 65535):
+        raise ValueError("token id out of range")
+    array.astype(dtype).tofile(path)
+
+
+@mutant(replaces="write_tokens", why="np.save adds a 128-byte .npy header")
+def write_tokens_npy_header(tokens, path, dtype=np.uint16):
+    array = np.asarray(tokens)
+    info = np.iinfo(dtype)
+    if array.size and (array.min() < info.min or array.max() > info.max):
+        raise ValueError("token id out of range")
+    with open(path, "wb") as f:
+        np.save(f, array.astype(dtype))
+
+
+@mutant(replaces="write_tokens", why="writes big-endian ('>u2') instead of native byte order")
+def write_tokens_big_endian(tokens, path, dtype=np.uint16):
+    array = np.asarray(tokens)
+    info = np.iinfo(dtype)
+    if array.size and (array.min() < info.min or array.max() > info.max):
+        raise ValueError("token id out of range")
+    array.astype(np.dtype(dtype).newbyteorder(">")).tofile(path)
+
+
+@mutant(replaces="write_tokens", why="float ids (1.5) are silently truncated instead of raising ValueError")
+def write_tokens_accepts_floats(tokens, path, dtype=np.uint16):
+    array = np.asarray(tokens)
+    info = np.iinfo(dtype)
+    if array.size and (array.min() < info.min or array.max() > info.max):
+        raise ValueError("token id out of range")
+    array.astype(dtype).tofile(path)
+
+
+@mutant(replaces="write_tokens", why="appends to an existing file instead of overwriting it")
+def write_tokens_appends(tokens, path, dtype=np.uint16):
+    array = np.asarray(tokens)
+    info = np.iinfo(dtype)
+    if array.size and (array.min() < info.min or array.max() > info.max):
+        raise ValueError("token id out of range")
+    with open(path, "ab") as f:
+        f.write(array.astype(dtype).tobytes())
+
+
+# ---------------------------------------------------------------- load_tokens
+@mutant(replaces="load_tokens", why="opens the map writable (mode='r+'): training could modify its data")
+def load_tokens_mode_r_plus(path, dtype=np.uint16):
+    return np.memmap(path, dtype=dtype, mode="r+")
+
+
+@mutant(replaces="load_tokens", why="copy-on-write map (mode='c') is writeable, not read-only")
+def load_tokens_copy_on_write(path, dtype=np.uint16):
+    return np.memmap(path, dtype=dtype, mode="c")
+
+
+@mutant(replaces="load_tokens", why="reads the whole file with np.fromfile instead of mapping it")
+def load_tokens_fromfile(path, dtype=np.uint16):
+    return np.fromfile(path, dtype=dtype)
+
+
+@mutant(replaces="load_tokens", why="ignores the dtype argument (always uint16)")
+def load_tokens_ignores_dtype(path, dtype=np.uint16):
+    return np.memmap(path, dtype=np.uint16, mode="r")
+
+
+@mutant(replaces="load_tokens", why="an empty file returns an empty array instead of raising ValueError")
+def load_tokens_empty_ok(path, dtype=np.uint16):
+    if os.path.getsize(path) == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r")
+
+
+# ---------------------------------------------------------------- get_batch
+@mutant(replaces="get_batch", why="off by one: never draws the last valid start len(data) - T - 1")
+def get_batch_randint_minus_one(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = torch.randint(max(num_starts - 1, 1), (batch_size,)).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="never draws start 0 (randint(1, n))")
+def get_batch_randint_from_one(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = torch.randint(min(1, num_starts - 1), num_starts, (batch_size,)).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="starts = randint(len(data)) % num_starts: the first starts twice as likely")
+def get_batch_modulo_bias(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = (torch.randint(len(data), (batch_size,)) % num_starts).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="starts without replacement (randperm): batch larger than the number of starts is short")
+def get_batch_without_replacement(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = torch.randperm(num_starts)[:batch_size].numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="converts the whole memmap to int64 first (data.astype): 4x the file in RAM")
+def get_batch_copies_all(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    whole = data.astype(np.int64)
+    starts = torch.randint(num_starts, (batch_size,)).numpy()
+    windows = whole[starts[:, None] + np.arange(context_length + 1)]
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="casts to int16: uint16 ids >= 32768 become negative")
+def get_batch_int16_cast(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = torch.randint(num_starts, (batch_size,)).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int16)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1])).long()
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:])).long()
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="returns int32 tensors, not int64")
+def get_batch_int32(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = torch.randint(num_starts, (batch_size,)).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int32)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="x and y are non-contiguous column slices of one (B, T+1) tensor")
+def get_batch_noncontiguous(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = torch.randint(num_starts, (batch_size,)).numpy()
+    windows = torch.from_numpy(data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64))
+    return windows[:, :-1].to(device), windows[:, 1:].to(device)
+
+
+@mutant(replaces="get_batch", why="ignores `device` except for CUDA: device='meta' still gives CPU tensors")
+def get_batch_ignores_device(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = torch.randint(num_starts, (batch_size,)).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    if str(device).startswith("cuda"):
+        return x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
+    return x, y
+
+
+@mutant(replaces="get_batch", why="device.startswith(...) breaks on a torch.device")
+def get_batch_string_device_only(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = torch.randint(num_starts, (batch_size,)).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    if device.startswith("cuda"):
+        return x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="no size check: batch_size=0 returns empty tensors instead of ValueError")
+def get_batch_no_size_check(data, batch_size, context_length, device):
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = torch.randint(num_starts, (batch_size,)).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="off by one: data of exactly T + 1 tokens is refused")
+def get_batch_exact_length_refused(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 2:
+        raise ValueError("too short")
+    starts = torch.randint(num_starts, (batch_size,)).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="no length check: too-short data raises torch's RuntimeError, not ValueError")
+def get_batch_skips_length_check(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    starts = torch.randint(num_starts, (batch_size,)).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="draws starts from an unseeded np.random.default_rng(): set_seed cannot reproduce batches")
+def get_batch_unseeded_generator(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = np.random.default_rng().integers(0, num_starts, batch_size)
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(device), y.to(device)
+
+
+@mutant(replaces="get_batch", why="x and y swapped: y is the window, x the shifted one")
+def get_batch_swapped(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = torch.randint(num_starts, (batch_size,)).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(device), y.to(device)
+
+
+# ---------------------------------------------------------------- set_seed
+@mutant(replaces="set_seed", why="forgets numpy's global generator")
+def set_seed_no_numpy(seed):
+    random.seed(seed)
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+@mutant(replaces="set_seed", why="forgets Python's random")
+def set_seed_no_python(seed):
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+@mutant(replaces="set_seed", why="seeds a new numpy Generator (default_rng) that nothing uses, not the global one")
+def set_seed_new_generator(seed):
+    random.seed(seed)
+    np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+@mutant(replaces="set_seed", why="resets numpy's key and position but keeps a cached gaussian from before")
+def set_seed_keeps_cached_gaussian(seed):
+    random.seed(seed)
+    old = np.random.get_state()
+    fresh = np.random.RandomState(seed).get_state()
+    np.random.set_state((fresh[0], fresh[1], fresh[2], old[3], old[4]))
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+@mutant(replaces="set_seed", why="forgets torch's generator")
+def set_seed_no_torch(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+
+
+@mutant(replaces="get_batch", why="computes the targets as x + 1 instead of reading them from the data")
+def get_batch_targets_plus_one(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    num_starts = len(data) - context_length
+    if num_starts < 1:
+        raise ValueError("too short")
+    starts = torch.randint(num_starts, (batch_size,)).numpy()
+    x = torch.from_numpy(data[starts[:, None] + np.arange(context_length)].astype(np.int64))
+    return x.to(device), (x + 1).to(device)

@@ -56,8 +56,18 @@ def dataset(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def build(optimizer: str = "adamw") -> tuple[nn.Module, torch.optim.Optimizer]:
-    """A small MLP with dropout (initialised from torch's global generator) and its optimizer."""
-    model = nn.Sequential(nn.Linear(IN_DIM, HIDDEN), nn.Tanh(), nn.Dropout(0.25), nn.Linear(HIDDEN, 1))
+    """A small MLP with dropout (initialised from torch's global generator) and its optimizer.
+
+    `optimizer` is "adamw" or "sgd" (with momentum); a "+bn" suffix ("sgd+bn") adds a
+    BatchNorm1d layer, whose running statistics are buffers, not parameters."""
+    optimizer, _, extra = optimizer.partition("+")
+    if extra == "bn":
+        model = nn.Sequential(nn.Linear(IN_DIM, HIDDEN), nn.BatchNorm1d(HIDDEN), nn.Tanh(), nn.Dropout(0.25),
+                              nn.Linear(HIDDEN, 1))
+    elif not extra:
+        model = nn.Sequential(nn.Linear(IN_DIM, HIDDEN), nn.Tanh(), nn.Dropout(0.25), nn.Linear(HIDDEN, 1))
+    else:
+        raise ValueError(f"unknown model variant {extra!r}")
     if optimizer == "adamw":
         opt: torch.optim.Optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
     elif optimizer == "sgd":
@@ -89,20 +99,33 @@ def snapshot(model: nn.Module, opt: torch.optim.Optimizer) -> dict[str, Any]:
         for key, value in opt.state.get(p, {}).items():
             entry[str(key)] = value.detach().clone() if isinstance(value, torch.Tensor) else torch.tensor(value)
         state.append(entry)
-    return {"params": params, "state": state}
+    buffers = {name: b.detach().clone() for name, b in model.named_buffers()}
+    return {"params": params, "state": state, "buffers": buffers}
+
+
+def odd_draws() -> None:
+    """Leave a cached Gaussian in NumPy's legacy generator (an odd number of normal draws:
+    has_gauss = 1) and in Python's (`random.gauss` keeps its second value: gauss_next)."""
+    np.random.standard_normal(3)
+    random.gauss(0.0, 1.0)
 
 
 def draws() -> dict[str, Any]:
     """The next numbers each global generator gives (consumes them)."""
     return {"python": [random.random() for _ in range(3)],
+            "python_gauss": [random.gauss(0.0, 1.0) for _ in range(3)],
             "numpy": [float(v) for v in np.random.random_sample(3)],
+            "numpy_normal": [float(v) for v in np.random.standard_normal(3)],
             "torch": torch.rand(3)}
 
 
-def uninterrupted(seed: int, steps: int, optimizer: str = "adamw") -> dict[str, Any]:
-    """Train `steps` steps from `seed` without stopping: params, optimizer state, next draws."""
+def uninterrupted(seed: int, steps: int, optimizer: str = "adamw", odd: bool = False) -> dict[str, Any]:
+    """Train `steps` steps from `seed` without stopping (then `odd_draws()` when `odd`): params,
+    optimizer state, buffers, next draws."""
     with isolated():
         seed_everything(seed)
         model, opt = build(optimizer)
         train(model, opt, dataset(seed), steps)
+        if odd:
+            odd_draws()
         return {**snapshot(model, opt), "draws": draws()}

@@ -18,8 +18,9 @@ from typing import Any
 
 import torch
 
-from tests.probes._checkpointing_train import (build, dataset, draws, isolated, seed_everything, snapshot,
-                                               train)
+from tests.probes._checkpointing_train import (build, dataset, draws, isolated, odd_draws, seed_everything,
+                                               snapshot, train)
+from tests.probes._scratch import other_fs_dir, scratch
 
 # The fresh process starts from other generator states and other initial weights than the run
 # that saved, so anything the checkpoint forgot shows up as a different trajectory.
@@ -208,23 +209,35 @@ def checkpoint_bytes(impl, seed, steps):
 
 
 def rng_round_trip(impl, seed, steps):
-    """Train, save (to a file object), scramble every generator, load: the next draws."""
-    with isolated():
-        seed_everything(seed)
-        model, opt = build()
-        train(model, opt, dataset(seed), steps)
-        buffer = io.BytesIO()
-        impl.checkpointing.save_checkpoint(model, opt, steps, buffer)
-        seed_everything(seed + OTHER_SEED)
-        draws()
-        buffer.seek(0)
-        model, opt = build()
-        impl.checkpointing.load_checkpoint(buffer, model, opt)
-        return draws()
+    """Train, leave a cached Gaussian in NumPy's and Python's generators (`odd_draws`), save (to an
+    io.BytesIO, then to a pathlib.Path), scramble every generator, load: the next draws, per way."""
+    results = {}
+    with scratch("kit-ckpt-") as folder:
+        for via in ("BytesIO", "pathlib"):
+            with isolated():
+                seed_everything(seed)
+                model, opt = build()
+                train(model, opt, dataset(seed), steps)
+                odd_draws()
+                target: Any = io.BytesIO() if via == "BytesIO" else pathlib.Path(folder) / "checkpoint.pt"
+                impl.checkpointing.save_checkpoint(model, opt, steps, target)
+                seed_everything(seed + OTHER_SEED)
+                draws()
+                odd_draws()
+                if via == "BytesIO":
+                    target.seek(0)
+                model, opt = build()
+                impl.checkpointing.load_checkpoint(target, model, opt)
+                results[via] = draws()
+    return results
+
+
+FILE_PREFIX = b"kit: bytes before the checkpoint\n"
 
 
 def file_object_round_trip(impl, seed, steps):
-    """Save into an io.BytesIO; load back from it and from a real file opened "rb"."""
+    """Save into an io.BytesIO that already holds FILE_PREFIX (so the checkpoint starts at its
+    current position, not at 0); load back from a BytesIO and from a real file opened "rb"."""
     scratch = tempfile.mkdtemp()
     try:
         with isolated():
@@ -232,11 +245,14 @@ def file_object_round_trip(impl, seed, steps):
             model, opt = build()
             train(model, opt, dataset(seed), steps)
             buffer = io.BytesIO()
+            buffer.write(FILE_PREFIX)  # the caller's own bytes: the checkpoint goes after them
             impl.checkpointing.save_checkpoint(model, opt, steps, buffer)
             closed = buffer.closed
             if closed:
                 return {"closed": True, "results": []}
-            data = buffer.getvalue()
+            whole = buffer.getvalue()
+            prefix_kept = whole[:len(FILE_PREFIX)] == FILE_PREFIX
+            data = whole[len(FILE_PREFIX):]
             results = []
             for source in ("BytesIO", "file"):
                 seed_everything(seed + OTHER_SEED)
@@ -250,7 +266,7 @@ def file_object_round_trip(impl, seed, steps):
                     with open(path, "rb") as f:
                         iteration = impl.checkpointing.load_checkpoint(f, model, opt)
                 results.append({"source": source, "iteration": _plain(iteration), **snapshot(model, opt)})
-        return {"closed": closed, "results": results}
+        return {"closed": closed, "prefix_kept": prefix_kept, "results": results}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -300,3 +316,202 @@ def overwrite(impl, seed, first, second):
             return {"files": files, "iteration": _plain(iteration), **snapshot(model, opt), "draws": draws()}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+# -- atomic saves: an interrupted save, the folder of the temporary file ------------------------
+
+class KitCrash(Exception):
+    """Raised by the kit's torch.save stand-in halfway through writing (a simulated crash)."""
+
+
+def _target_path(f: Any) -> str | None:
+    """The file a torch.save / rename target names, as an absolute real path (None: in memory)."""
+    if isinstance(f, (str, os.PathLike)):
+        return os.path.realpath(os.fspath(f))
+    name = getattr(f, "name", None)
+    if isinstance(name, int):  # os.fdopen(fd): the name is the descriptor
+        try:
+            return os.path.realpath(os.readlink(f"/proc/self/fd/{name}"))
+        except OSError:
+            return f"<fd {name}>"
+    if isinstance(name, (str, bytes)):
+        return os.path.realpath(os.fsdecode(name))
+    return None
+
+
+def _watch_saves(impl, record: dict[str, list], crash: list[bool]):
+    """Wrap torch.save, os.replace, os.rename and shutil.move: record the paths they are given;
+    when crash[0] is true torch.save writes half the bytes and raises KitCrash.  Returns undo()."""
+    real = {"save": torch.save, "replace": os.replace, "rename": os.rename, "move": shutil.move}
+
+    def save(obj, f, *args, **kwargs):
+        record["saved_to"].append(_target_path(f))
+        if not crash[0]:
+            return real["save"](obj, f, *args, **kwargs)
+        buffer = io.BytesIO()
+        real["save"](obj, buffer, *args, **kwargs)
+        half = buffer.getvalue()[: len(buffer.getvalue()) // 2]
+        if isinstance(f, (str, os.PathLike)):
+            with open(f, "wb") as fh:
+                fh.write(half)
+        else:
+            f.write(half)
+            getattr(f, "flush", lambda: None)()
+        raise KitCrash("simulated crash halfway through torch.save")
+
+    def renamer(kind):
+        def rename(src, dst, *args, **kwargs):
+            record["renames"].append([kind, _target_path(src), _target_path(dst)])
+            return real[kind](src, dst, *args, **kwargs)
+        return rename
+
+    wrappers = {"replace": renamer("replace"), "rename": renamer("rename"), "move": renamer("move")}
+    torch.save = torch.serialization.save = save
+    os.replace, os.rename, shutil.move = wrappers["replace"], wrappers["rename"], wrappers["move"]
+    module = impl.checkpointing
+    aliased = []
+    for name, value in list(vars(module).items()):  # `from os import replace` in the student's module
+        for kind, original in (("save", real["save"]), ("replace", real["replace"]), ("rename", real["rename"]),
+                               ("move", real["move"])):
+            if value is original:
+                aliased.append((name, value))
+                setattr(module, name, save if kind == "save" else wrappers[kind])
+
+    def undo():
+        torch.save = torch.serialization.save = real["save"]
+        os.replace, os.rename, shutil.move = real["replace"], real["rename"], real["move"]
+        for name, value in aliased:
+            setattr(module, name, value)
+
+    return undo
+
+
+def interrupted_save(impl, seed, steps, via):
+    """Save after `steps` steps to a path (`via` "str" or "pathlib") in a folder on another file
+    system than the temp dir when there is one; train on; save again to the same path with
+    torch.save writing half the bytes and raising KitCrash.  Returns what each save did, the
+    folder's files afterwards, the paths torch.save and the renames were given, and what
+    load_checkpoint makes of the path afterwards."""
+    record: dict[str, list] = {"saved_to": [], "renames": []}
+    crash = [False]
+    with scratch("kit-ckpt-", other_fs=True) as folder:
+        folder = os.path.realpath(folder)
+        path = os.path.join(folder, "checkpoint.pt")
+        target: Any = pathlib.Path(path) if via == "pathlib" else path
+        result: dict[str, Any] = {"folder": folder, "other_fs": other_fs_dir() is not None,
+                                  "first": "saved", "second": "returned normally"}
+        undo = _watch_saves(impl, record, crash)
+        try:
+            with isolated():
+                seed_everything(seed)
+                model, opt = build()
+                data = dataset(seed)
+                train(model, opt, data, steps)
+                try:
+                    impl.checkpointing.save_checkpoint(model, opt, steps, target)
+                except Exception as exc:  # noqa: BLE001 - reported as data
+                    result["first"] = f"{type(exc).__name__}: {exc}"[:500]
+                train(model, opt, data, 2)
+                crash[0] = True
+                try:
+                    impl.checkpointing.save_checkpoint(model, opt, steps + 2, target)
+                except KitCrash:
+                    result["second"] = "KitCrash"
+                except Exception as exc:  # noqa: BLE001
+                    result["second"] = f"{type(exc).__name__}: {exc}"[:500]
+        finally:
+            crash[0] = False
+            undo()
+        result["files"] = sorted(os.listdir(folder))
+        with isolated():
+            seed_everything(seed + OTHER_SEED)
+            model, opt = build()
+            try:
+                iteration = impl.checkpointing.load_checkpoint(target, model, opt)
+                result["after"] = {"iteration": _plain(iteration), **snapshot(model, opt)}
+            except Exception as exc:  # noqa: BLE001
+                result["after"] = _error(exc)
+    return {**result, **record}
+
+
+# -- safe loading -------------------------------------------------------------------------------
+
+def malicious_checkpoint(impl, seed, steps):
+    """The student's own checkpoint with one more entry whose unpickling calls os.mkdir(marker)
+    (a harmless stand-in for code execution); load_checkpoint on it: did it raise, did it run?"""
+    import pickle
+
+    class Payload:
+        def __init__(self, marker: str):
+            self.marker = marker
+
+        def __reduce__(self):
+            return (os.mkdir, (self.marker,))
+
+    with scratch("kit-ckpt-") as folder:
+        marker = os.path.join(folder, "code-ran")
+        path = os.path.join(folder, "checkpoint.pt")
+        with isolated():
+            seed_everything(seed)
+            model, opt = build()
+            train(model, opt, dataset(seed), steps)
+            buffer = io.BytesIO()
+            impl.checkpointing.save_checkpoint(model, opt, steps, buffer)
+            buffer.seek(0)
+            state = torch.load(buffer, weights_only=True, map_location="cpu")
+            if isinstance(state, dict):
+                state["kit_payload"] = Payload(marker)
+            else:
+                state = {"checkpoint": state, "kit_payload": Payload(marker)}
+            torch.save(state, path, pickle_module=pickle)
+            model, opt = build()
+            try:
+                iteration = impl.checkpointing.load_checkpoint(path, model, opt)
+                raised = None
+                returned = _plain(iteration)
+            except Exception as exc:  # noqa: BLE001 - the refusal is what we want
+                raised, returned = f"{type(exc).__name__}: {str(exc)[:200]}", None
+        return {"raised": raised, "returned": returned, "code_ran": os.path.exists(marker)}
+
+
+# -- saving leaves the generators alone ---------------------------------------------------------
+
+def save_leaves_generators(impl, seed, steps):
+    """Train, leave cached Gaussians (`odd_draws`), save to a path and to an io.BytesIO: the next
+    draws of every generator (a save must not draw random numbers)."""
+    with scratch("kit-ckpt-") as folder:
+        with isolated():
+            seed_everything(seed)
+            model, opt = build()
+            train(model, opt, dataset(seed), steps)
+            odd_draws()
+            impl.checkpointing.save_checkpoint(model, opt, steps, os.path.join(folder, "checkpoint.pt"))
+            impl.checkpointing.save_checkpoint(model, opt, steps, io.BytesIO())
+            return draws()
+
+
+# -- CUDA generators ----------------------------------------------------------------------------
+
+def cuda_rng_round_trip(impl, seed, skip, count):
+    """Seed every CUDA generator with `seed`, draw `skip` numbers on each device, save (io.BytesIO),
+    reseed the CUDA generators otherwise and draw, load: the next `count` draws per device (CPU)."""
+    devices = torch.cuda.device_count()
+    saved = torch.cuda.get_rng_state_all()
+    try:
+        with isolated():
+            seed_everything(seed)
+            model, opt = build()
+            torch.cuda.manual_seed_all(seed)
+            for d in range(devices):
+                torch.rand(skip, device=f"cuda:{d}")
+            buffer = io.BytesIO()
+            impl.checkpointing.save_checkpoint(model, opt, 0, buffer)
+            torch.cuda.manual_seed_all(seed + OTHER_SEED)
+            for d in range(devices):
+                torch.rand(5, device=f"cuda:{d}")
+            buffer.seek(0)
+            model, opt = build()
+            impl.checkpointing.load_checkpoint(buffer, model, opt)
+            return [torch.rand(count, device=f"cuda:{d}").cpu() for d in range(devices)]
+    finally:
+        torch.cuda.set_rng_state_all(saved)

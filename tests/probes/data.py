@@ -7,7 +7,6 @@ names its own start position and y = x + 1 exactly.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -33,10 +32,14 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def write_tokens(impl, tokens, dtype="uint16"):
-    """Write with the student's write_tokens; return the file's raw bytes as read by the kit."""
+def write_tokens(impl, tokens, dtype="uint16", existing=0):
+    """Write with the student's write_tokens; return the file's raw bytes as read by the kit.
+    With `existing` > 0 the path already holds that many 0xFF bytes (write_tokens overwrites)."""
     with _scratch() as folder:
         path = os.path.join(folder, "tokens.bin")
+        if existing:
+            with open(path, "wb") as f:
+                f.write(b"\xff" * existing)
         impl.data.write_tokens(tokens, path, dtype=np.dtype(dtype))
         raw = open(path, "rb").read()
     return torch.frombuffer(bytearray(raw), dtype=torch.uint8).clone() if raw else torch.zeros(0, dtype=torch.uint8)
@@ -68,6 +71,33 @@ def load_tokens(impl, tokens, dtype="uint16"):
         }
         del array
     return result
+
+
+def load_raw(impl, nbytes, dtype="uint16"):
+    """load_tokens on a file of `nbytes` bytes (0: empty; odd: not a whole number of items)."""
+    with _scratch() as folder:
+        path = os.path.join(folder, "tokens.bin")
+        with open(path, "wb") as f:
+            f.write(bytes(range(256)) * (nbytes // 256) + bytes(range(nbytes % 256)))
+        array = impl.data.load_tokens(path, dtype=np.dtype(dtype))
+        shape = [int(n) for n in getattr(array, "shape", ())]
+        del array
+    return {"shape": shape}
+
+
+def batch_devices(impl, devices, length=50, context_length=4, batch_size=3):
+    """get_batch with each device in `devices` ("meta", "cpu", or "torch.device:<name>" for a
+    torch.device): what the kit sees of x and y (type, dtype, device, shape)."""
+    data = np.arange(length, dtype=np.uint16)
+    seen = []
+    for spec in devices:
+        device = torch.device(spec.split(":", 1)[1]) if spec.startswith("torch.device:") else spec
+        x, y = impl.data.get_batch(data, batch_size, context_length, device)
+        seen.append({name: {"type": type(t).__name__, "dtype": str(getattr(t, "dtype", None)),
+                            "device": str(getattr(t, "device", None)),
+                            "shape": [int(n) for n in getattr(t, "shape", ())]}
+                     for name, t in (("x", x), ("y", y))})
+    return seen
 
 
 def batches(impl, length, context_length, batch_size, calls, seed, offset=0, dtype="uint16", kind="memmap",
@@ -129,10 +159,24 @@ def _scramble() -> None:
 
 
 def seeded_draws(impl, seed):
-    """What Python, numpy and torch draw right after the student's set_seed(seed)."""
+    """What Python, numpy and torch draw right after the student's set_seed(seed), called when
+    NumPy's and Python's generators each hold a cached Gaussian (an odd number of normal draws)."""
     _scramble()
+    np.random.standard_normal(1)  # NumPy's legacy generator now caches the second Gaussian (has_gauss = 1)
+    random.gauss(0.0, 1.0)        # so does Python's (gauss_next)
     impl.data.set_seed(seed)
-    return {"python": random.random(), "numpy": torch.from_numpy(np.random.rand(3)), "torch": torch.rand(3)}
+    return {"python": random.random(), "numpy": torch.from_numpy(np.random.rand(3)), "torch": torch.rand(3),
+            "numpy_normal": torch.from_numpy(np.random.standard_normal(3)), "python_gauss": random.gauss(0.0, 1.0)}
+
+
+def cuda_seeded_draws(impl, seed, count):
+    """(CUDA) torch.rand(count) on every GPU right after set_seed(seed), the GPUs' generators
+    first put in other states."""
+    for d in range(torch.cuda.device_count()):
+        with torch.cuda.device(d):
+            torch.cuda.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    impl.data.set_seed(seed)
+    return [torch.rand(count, device=f"cuda:{d}").cpu() for d in range(torch.cuda.device_count())]
 
 
 def batch_after_seed(impl, seed, length=5000, context_length=16, batch_size=8):
@@ -149,7 +193,7 @@ def batch_after_seed(impl, seed, length=5000, context_length=16, batch_size=8):
 
 # -- memory: batching from a multi-GB memmap ----------------------------------------------------
 
-#: Anonymous memory (malloc, numpy and torch buffers) the child may add before allocations fail:
+#: Anonymous memory (malloc, numpy and torch buffers) the student's code may add before allocations fail:
 #: a copy of the whole file would need gigabytes and fails at once with MemoryError instead of
 #: filling the machine.
 DATA_LIMIT_BYTES = 1 << 30
@@ -163,94 +207,6 @@ def _proc_status() -> dict[str, int]:
             if key in ("VmHWM", "VmRSS", "VmData"):
                 fields[key] = int(value.split()[0]) * 1024
     return fields
-
-
-def _batch_memory_child(impl, path, batch_size, context_length, calls):
-    """Runs in a forked process: peak-RSS growth while batching from `path`."""
-    import resource
-    import sys
-
-    torch.set_num_threads(1)  # a forked child must not touch the parent's OpenMP pool
-    # warm up: first-call allocations (numpy/torch internals) are not the data's fault
-    impl.data.get_batch(np.arange(4 * context_length, dtype=np.uint16), batch_size, context_length, "cpu")
-    linux = os.path.exists("/proc/self/status")
-    if linux:
-        try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")  # reset the peak-RSS mark (VmHWM) to the current RSS
-        except OSError:
-            pass  # after fork VmHWM already starts at the current RSS
-        before = _proc_status()
-        hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
-        cap = before["VmData"] + DATA_LIMIT_BYTES
-        try:
-            resource.setrlimit(resource.RLIMIT_DATA, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
-        except (ValueError, OSError):
-            pass  # the sandbox's own limits still stop a copy of the file
-        baseline = before["VmHWM"]
-    else:
-        scale = 1 if sys.platform == "darwin" else 1024
-        baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
-    data = impl.data.load_tokens(path)
-    shapes = set()
-    for _ in range(calls):
-        x, y = impl.data.get_batch(data, batch_size, context_length, "cpu")
-        shapes.add((tuple(x.shape), tuple(y.shape), str(x.dtype), str(y.dtype)))
-        del x, y
-    if linux:
-        peak = _proc_status()["VmHWM"]
-    else:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
-    return {"baseline_bytes": baseline, "peak_bytes": peak, "growth_bytes": peak - baseline,
-            "tokens": int(len(data)), "shapes": [list(map(str, s)) for s in sorted(shapes)],
-            "method": "VmHWM" if linux else "ru_maxrss"}
-
-
-def _run_forked(impl, kwargs, gigabytes, timeout):
-    import select
-    import signal
-    import time
-
-    impl.data  # import the student's module before forking
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: measure, report through the pipe, never return into the caller
-        code = 0
-        try:
-            os.close(read_end)
-            try:
-                payload = {"ok": _batch_memory_child(impl, **kwargs)}
-            except BaseException as exc:  # noqa: BLE001 - the student's error travels back as data
-                payload = {"error": f"{type(exc).__name__}: {exc}"[:2000],
-                           "not_implemented": isinstance(exc, NotImplementedError)}
-            os.write(write_end, json.dumps(payload).encode())
-        except BaseException:  # noqa: BLE001
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    chunks, deadline = [], time.monotonic() + timeout
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([read_end], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                raise TimeoutError(f"batching from a {gigabytes:.2f} GiB token file took over {timeout:.0f} s "
-                                   "(is the whole file being read?)")
-            chunk = os.read(read_end, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(read_end)
-        os.waitpid(pid, 0)
-    if not chunks:
-        raise RuntimeError("the process batching from the token file died without replying (out of memory?)")
-    reply = json.loads(b"".join(chunks))
-    if "error" in reply:
-        raise (NotImplementedError if reply["not_implemented"] else RuntimeError)(
-            f"in the batching process: {reply['error']}")
-    return reply["ok"]
 
 
 def _largest_file_allowed(requested: int) -> tuple[int, str]:
@@ -272,32 +228,58 @@ def _largest_file_allowed(requested: int) -> tuple[int, str]:
     return size - size % 8, why
 
 
-def batch_memory(impl, gigabytes, batch_size, context_length, calls, timeout=20.0):
-    """Create a sparse token file of `gigabytes` GiB (no disk used), then, in a separate
-    process, load_tokens it and call get_batch `calls` times; the process's peak-RSS growth.
+def batch_memory_here(impl, gigabytes, batch_size, context_length, calls):
+    """In THIS process (the caller measures its memory from outside): create a sparse token file
+    of `gigabytes` GiB (no disk used), load_tokens it and call get_batch `calls` times.
 
-    Inside a sandbox whose rlimits forbid a file or a mapping that large, the file is the
-    largest they allow (reported as `file_bytes`, with the reason in `limited_by`)."""
-    if not hasattr(os, "fork"):
-        raise RuntimeError("the memory check needs os.fork and peak-RSS accounting (Linux, macOS or WSL); "
-                           "grading runs on Linux")
+    While the student's code runs, the process's anonymous memory (RLIMIT_DATA) is capped 1 GiB
+    above what it uses now, so a copy of the file fails at once with MemoryError instead of
+    filling the machine; the limit is put back afterwards.  Inside a sandbox whose rlimits forbid
+    a file or a mapping that large, the file is the largest they allow (`file_bytes`,
+    `limited_by`).  Returns only what the code produced: length and batch shapes/dtypes."""
+    import resource
+
     size, limited_by = _largest_file_allowed(int(gigabytes * (1 << 30)))
+    # warm up: first-call allocations (numpy/torch internals) are not the data's fault
+    impl.data.get_batch(np.arange(4 * context_length, dtype=np.uint16), batch_size, context_length, "cpu")
     with _scratch() as folder:
         path = os.path.join(folder, "tokens.bin")
         with open(path, "wb") as f:
             f.truncate(size)
-        kwargs = {"path": path, "batch_size": batch_size, "context_length": context_length, "calls": calls}
-        result = _run_forked(impl, kwargs, size / (1 << 30), timeout)
-    result["file_bytes"] = size
-    result["limited_by"] = limited_by
-    return result
+        saved = resource.getrlimit(resource.RLIMIT_DATA)
+        capped = False
+        if os.path.exists("/proc/self/status"):
+            cap = _proc_status()["VmData"] + DATA_LIMIT_BYTES
+            hard = saved[1]
+            try:
+                resource.setrlimit(resource.RLIMIT_DATA, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+                capped = True
+            except (ValueError, OSError):
+                pass  # the sandbox's own limits still stop a copy of the file
+        try:
+            data = impl.data.load_tokens(path)
+            shapes = set()
+            for _ in range(calls):
+                x, y = impl.data.get_batch(data, batch_size, context_length, "cpu")
+                shapes.add((tuple(x.shape), tuple(y.shape), str(x.dtype), str(y.dtype)))
+                del x, y
+            tokens = int(len(data))
+            del data
+        finally:
+            if capped:
+                resource.setrlimit(resource.RLIMIT_DATA, saved)
+    return {"tokens": tokens, "shapes": [list(map(str, s)) for s in sorted(shapes)], "file_bytes": size,
+            "limited_by": limited_by}
 
 
 # -- CUDA: pinned memory and an asynchronous copy -------------------------------------------------
 
-def cuda_batch(impl, length, context_length, batch_size, seed, offset=0):
-    """get_batch(..., "cuda") under the profiler: the batch (copied back to the CPU), the devices,
-    and the names (with counts) of the host-to-device copies and stream synchronisations it made."""
+def cuda_batch(impl, length, context_length, batch_size, seed, offset=0, device="cuda"):
+    """get_batch(..., device) under the profiler: the batch (copied back to the CPU), the devices,
+    and the names (with counts) of the host-to-device copies and stream synchronisations it made.
+    `device` is a string ("cuda", "cuda:0"), or "torch.device:<name>" for a torch.device."""
+    if device.startswith("torch.device:"):
+        device = torch.device(device.split(":", 1)[1])
     from torch.profiler import ProfilerActivity, profile
 
     tokens = np.arange(offset, offset + length, dtype=np.int64).astype(np.uint16)
@@ -307,10 +289,10 @@ def cuda_batch(impl, length, context_length, batch_size, seed, offset=0):
         data = np.memmap(path, dtype=np.uint16, mode="r")
         _seed_everything(seed)
         for _ in range(3):  # warm-up: CUDA context, pinned-memory pool, first-call allocations
-            impl.data.get_batch(data, batch_size, context_length, "cuda")
+            impl.data.get_batch(data, batch_size, context_length, device)
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            x, y = impl.data.get_batch(data, batch_size, context_length, "cuda")
+            x, y = impl.data.get_batch(data, batch_size, context_length, device)
             torch.cuda.synchronize()  # recorded as cudaDeviceSynchronize: the kit's, not the student's
         del data
     counts: dict[str, int] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 from typing import Any
 
 import pytest
@@ -23,7 +24,11 @@ from grader.student import NotAttempted, ProbeError
 from tests.probes._checkpointing_train import uninterrupted
 
 PARAMS = ["0.weight", "0.bias", "3.weight", "3.bias"]  # the kit model's parameters, in order
-GENERATORS = {"python": "Python's `random`", "numpy": "NumPy's global `np.random`", "torch": "torch's CPU generator"}
+GENERATORS = {"python": "Python's `random`",
+              "python_gauss": "Python's `random.gauss` (its cached second value, the 3rd item of random.getstate())",
+              "numpy": "NumPy's global `np.random`",
+              "numpy_normal": "NumPy's `np.random.standard_normal` (its cached Gaussian: has_gauss, cached_gaussian)",
+              "torch": "torch's CPU generator"}
 
 SEED, TOTAL, K = 3, 12, 5
 
@@ -79,8 +84,19 @@ def _assert_params(got: Any, want: list[torch.Tensor], what: str) -> None:
     assert_type(got, list, what)
     if len(got) != len(want):
         raise AssertionError(f"{what}: expected {len(want)} parameters, got {len(got)}")
-    for name, g, w in zip(PARAMS, got, want):
+    names = PARAMS if len(want) == len(PARAMS) else [f"#{i}" for i in range(len(want))]
+    for name, g, w in zip(names, got, want):
         assert_tensor(g, w, f"{what}: parameter {name}")
+
+
+def _assert_buffers(got: Any, want: dict[str, torch.Tensor], what: str) -> None:
+    """The model's buffers (BatchNorm's running statistics): part of model.state_dict()."""
+    assert_type(got, dict, f"{what}: buffers")
+    if sorted(got) != sorted(want):
+        raise AssertionError(f"{what}: expected buffers {sorted(want)}, got {sorted(got)}")
+    for name, w in want.items():
+        assert_tensor(got[name], w, f"{what}: buffer {name} (save and load model.state_dict(), which holds the "
+                                    "buffers as well as the parameters)")
 
 
 def _assert_resumed(got: dict[str, Any], want: dict[str, Any], iteration: int, what: str) -> None:
@@ -89,6 +105,8 @@ def _assert_resumed(got: dict[str, Any], want: dict[str, Any], iteration: int, w
     _assert_draws(got.get("draws"), want["draws"], what)
     _assert_state(got.get("state"), want["state"], f"{what}: optimizer state")
     _assert_params(got.get("params"), want["params"], what)
+    if want.get("buffers"):
+        _assert_buffers(got.get("buffers"), want["buffers"], what)
 
 
 # -- one fresh-process run, shared by two tests ------------------------------------------------
@@ -104,7 +122,7 @@ def fresh_run(student):
         return exc
 
 
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 def test_resume_in_fresh_process_is_bit_exact(fresh_run):
     """train k steps, save, load in a fresh process, train N-k: identical to N steps in one go"""
     probe = "checkpointing.resume_in_fresh_process"
@@ -130,6 +148,8 @@ def test_interrupted_save_keeps_previous_checkpoint(student, fresh_run):
                              f"loads ({after['error']}): write to a temporary file, then os.replace it over the path")
     assert_equal(after.get("iteration"), K, "the iteration of the checkpoint left after the crash")
     _assert_params(after.get("params"), uninterrupted(SEED, K)["params"], "the checkpoint left after the crash")
+    for via in ("pathlib", "str"):
+        _check_interrupted_in_process(student, seed=SEED + 40, steps=3, via=via)
     # Read, not run: a crash of the whole machine also needs the bytes on disk before the rename.
     called = {name.rsplit(".", 1)[-1] for name in static.called_names(ast.parse(student.source("checkpointing")))}
     if not called & {"fsync", "fdatasync"}:
@@ -141,6 +161,49 @@ def test_interrupted_save_keeps_previous_checkpoint(student, fresh_run):
 
 
 # -- in-process tests ---------------------------------------------------------------------------
+
+def _check_interrupted_in_process(student, *, seed: int, steps: int, via: str) -> None:
+    """Save to a path given as `via` ("str" or "pathlib.Path") in a folder on another file system
+    than the temp dir (when the machine has one), then a second save whose torch.save writes half
+    the bytes and raises: the error propagates, no temporary file is left, the first checkpoint
+    still loads, and every file torch.save wrote and every rename source is in the checkpoint's
+    own folder (so the rename is atomic: os.replace cannot cross file systems)."""
+    probe = "checkpointing.interrupted_save"
+    got = student.probe(probe, seed=seed, steps=steps, via=via)
+    kind = "a pathlib.Path" if via == "pathlib" else "a str path"
+    what = f"save_checkpoint to {kind}"
+    assert_type(got, dict, probe)
+    folder = got["folder"]
+    where = (" (the checkpoint's folder is on another file system than the temp dir)" if got["other_fs"] else "")
+    if got["first"] != "saved":
+        raise AssertionError(f"{what}: saving to {folder}/checkpoint.pt failed{where}: {got['first']}; create the "
+                             "temporary file in the checkpoint's own folder (tempfile.mkstemp(dir=...)), so that "
+                             "os.replace stays on one file system")
+    outside = [p for p in got["saved_to"] if p is not None and os.path.dirname(p) != folder]
+    outside += [src for _, src, dst in got["renames"] if dst == os.path.join(folder, "checkpoint.pt")
+                and src is not None and os.path.dirname(src) != folder]
+    if outside:
+        raise AssertionError(f"{what}: the checkpoint is {folder}/checkpoint.pt but the file written and renamed is "
+                             f"{outside[0]}{where}: create the temporary file in the same folder "
+                             "(tempfile.mkstemp(dir=os.path.dirname(path))); a rename across folders can cross file "
+                             "systems, where it is a copy, not atomic")
+    if got["second"] == "returned normally":
+        raise AssertionError(f"{what}: torch.save raised halfway through a second save, but save_checkpoint returned "
+                             "normally; remove the temporary file and re-raise the error")
+    if got["files"] != ["checkpoint.pt"]:
+        raise AssertionError(f"{what}: after a save that failed halfway the folder holds {got['files']}, expected "
+                             "only ['checkpoint.pt'] (remove the temporary file when the save fails; the checkpoint "
+                             "must stay)")
+    after = got["after"]
+    assert_type(after, dict, "loading after the failed save")
+    if "error" in after:
+        raise AssertionError(f"{what}: after a second save failed halfway through torch.save, the first checkpoint "
+                             f"no longer loads ({after['error']}): write to a temporary file, then os.replace it over "
+                             "the path")
+    assert_equal(after.get("iteration"), steps, f"{what}: the iteration of the checkpoint left after a failed save")
+    _assert_params(after.get("params"), uninterrupted(seed, steps)["params"],
+                   f"{what}: the checkpoint left after a failed save")
+
 
 def _find_tensors(obj: Any, found: list[torch.Tensor]) -> list[torch.Tensor]:
     if type(obj) is torch.Tensor:
@@ -180,6 +243,14 @@ def test_checkpoint_loads_with_weights_only(student):
     for what, w in wanted:
         if not any(t.shape == w.shape and t.dtype == w.dtype and torch.equal(t, w) for t in tensors):
             raise AssertionError(f"the checkpoint file holds no tensor equal to {what}")
+    got = student.probe("checkpointing.malicious_checkpoint", seed=12, steps=2)
+    what = ("load_checkpoint on a checkpoint holding a pickled object whose unpickling calls os.mkdir "
+            "(a stand-in for arbitrary code)")
+    if got["code_ran"]:
+        raise AssertionError(f"{what}: the code ran; load with torch.load(..., weights_only=True), which refuses "
+                             "pickled objects")
+    if got["raised"] is None:
+        raise AssertionError(f"{what}: it returned {got['returned']!r} instead of refusing the file (raising)")
 
 
 @pytest.mark.points(1)
@@ -187,7 +258,11 @@ def test_load_restores_every_generator(student):
     """after load_checkpoint, Python's, NumPy's and torch's generators continue from the saved states"""
     steps = 3
     got = student.probe("checkpointing.rng_round_trip", seed=5, steps=steps)
-    _assert_draws(got, uninterrupted(5, steps)["draws"], "after load_checkpoint")
+    assert_type(got, dict, "rng_round_trip")
+    want = uninterrupted(5, steps, odd=True)["draws"]
+    for via, kind in (("BytesIO", "an io.BytesIO"), ("pathlib", "a pathlib.Path")):
+        _assert_draws(got.get(via), want, f"after an odd number of normal draws, save_checkpoint to {kind} and "
+                                          "load_checkpoint")
 
 
 @pytest.mark.points(1)
@@ -198,6 +273,9 @@ def test_file_object_round_trip(student):
     assert_type(got, dict, "file_object_round_trip")
     if got.get("closed") is not False:
         raise AssertionError("save_checkpoint closed the file object it was given: the caller owns it")
+    if got.get("prefix_kept") is not True:
+        raise AssertionError("save_checkpoint into an io.BytesIO that already held some bytes overwrote them: write "
+                             "at the file object's current position (do not seek to 0)")
     want = uninterrupted(8, steps)
     assert_type(got.get("results"), list, "loaded checkpoints")
     assert_equal(len(got["results"]), 2, "the number of loaded checkpoints")
@@ -206,3 +284,25 @@ def test_file_object_round_trip(student):
         assert_equal(result.get("iteration"), steps, f"{what}: the iteration")
         _assert_state(result.get("state"), want["state"], f"{what}: optimizer state")
         _assert_params(result.get("params"), want["params"], what)
+
+
+@pytest.mark.gpu
+@pytest.mark.points(1)
+def test_cuda_generators_restored(student):
+    """with CUDA, the checkpoint holds every GPU's generator state and load_checkpoint restores it"""
+    seed, skip, count = 17, 7, 5
+    got = student.probe("checkpointing.cuda_rng_round_trip", seed=seed, skip=skip, count=count)
+    saved = torch.cuda.get_rng_state_all()
+    try:  # the expected draws: the same seed and skip, here, without a checkpoint in between
+        torch.cuda.manual_seed_all(seed)
+        want = []
+        for d in range(torch.cuda.device_count()):
+            torch.rand(skip, device=f"cuda:{d}")
+            want.append(torch.rand(count, device=f"cuda:{d}").cpu())
+    finally:
+        torch.cuda.set_rng_state_all(saved)
+    assert_type(got, list, "cuda_rng_round_trip")
+    assert_equal(len(got), len(want), "the number of CUDA devices whose next draws were read")
+    for d, (g, w) in enumerate(zip(got, want)):
+        assert_tensor(g, w, f"torch.rand({count}, device='cuda:{d}') after load_checkpoint (save "
+                            "torch.cuda.get_rng_state_all() and restore it with torch.cuda.set_rng_state_all)")

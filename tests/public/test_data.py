@@ -13,8 +13,7 @@ import pytest
 import torch
 
 from grader.expect import assert_equal, assert_tensor
-from grader.protocol import ErrorData
-from grader.student import NotAttempted
+from grader.student import NotAttempted, ProbeError
 
 # -- token files ---------------------------------------------------------------------------------
 
@@ -35,7 +34,11 @@ def test_write_tokens_raw_binary(student):
         got = student.probe("data.write_tokens", tokens=tokens, dtype=dtype)
         assert_tensor(got, like=_raw(tokens, dtype),
                       what=f"bytes of the file written for {len(tokens)} ids as {dtype} (first ids {tokens[:3]})")
-    for tokens, dtype in [([1, 65536, 2], "uint16"), ([3, -1], "uint16"), ([2**32], "uint32")]:
+    got = student.probe("data.write_tokens", tokens=[5, 6], dtype="uint16", existing=100)
+    assert_tensor(got, like=_raw([5, 6], "uint16"),
+                  what="bytes of the file after writing [5, 6] as uint16 over an existing 100-byte file (overwrite it)")
+    for tokens, dtype in [([1, 65536, 2], "uint16"), ([70000], "uint16"), ([3, -1], "uint16"), ([2**32], "uint32"),
+                          ([-5, 1], "uint32"), ([1.5, 2.0], "uint16")]:
         student.raises("data.write_tokens", "ValueError", tokens=tokens, dtype=dtype)
 
 
@@ -51,6 +54,13 @@ def test_load_tokens_is_read_only_memmap(student):
         assert_equal(got["shape"], [len(tokens)], f"{what}: shape")
         assert_tensor(got["values"], like=torch.tensor(tokens, dtype=torch.int64), what=f"{what}: the ids")
         assert_equal(got["writeable"], False, f"{what}: writeable (open it with mode='r')")
+    for nbytes, dtype, why in [(0, "uint16", "an empty file"), (7, "uint16", "a 7-byte file (not a whole number of uint16)"),
+                               (6, "uint32", "a 6-byte file read as uint32")]:
+        try:
+            student.raises("data.load_tokens", "ValueError", tokens=[], dtype=dtype) if nbytes == 0 else \
+                student.raises("data.load_raw", "ValueError", nbytes=nbytes, dtype=dtype)
+        except AssertionError as exc:
+            raise AssertionError(f"load_tokens of {why}: {exc}") from None
 
 
 # -- get_batch -----------------------------------------------------------------------------------
@@ -84,12 +94,24 @@ def _check_batches(got, *, length, context_length, batch_size, calls, offset, de
 
 @pytest.mark.points(2)
 def test_get_batch_targets_are_inputs_shifted(student):
-    """get_batch returns int64 (B, T) windows x of the memmap and targets y = x shifted by one, ids ≥ 32768 intact"""
+    """get_batch returns int64 (B, T) windows x of the memmap and targets y = x shifted by one, ids ≥ 32768 intact, on `device`"""
     for length, context_length, batch_size, offset in [(1000, 32, 16, 40000), (300, 7, 5, 65000 - 300)]:
         got = student.probe("data.batches", length=length, context_length=context_length, batch_size=batch_size,
                             calls=3, seed=0, offset=offset)
         _check_batches(got, length=length, context_length=context_length, batch_size=batch_size, calls=3,
                        offset=offset)
+    # `device` is honoured whatever it is: the meta device (shapes and dtypes, no data) works on
+    # every machine, and a torch.device is as good as a string.
+    devices = ["meta", "torch.device:meta", "torch.device:cpu"]
+    seen = student.probe("data.batch_devices", devices=devices, batch_size=3, context_length=4)
+    for spec, info in zip(devices, seen):
+        arg = f"torch.device({spec.split(':', 1)[1]!r})" if spec.startswith("torch.device:") else repr(spec)
+        for name in ("x", "y"):
+            what = f"get_batch(data, 3, 4, device={arg}): {name}"
+            assert_equal(info[name]["type"], "Tensor", f"{what}: type")
+            assert_equal(info[name]["device"], spec.rsplit(":", 1)[-1], f"{what}: device")
+            assert_equal(info[name]["dtype"], "torch.int64", f"{what}: dtype")
+            assert_equal(info[name]["shape"], [3, 4], f"{what}: shape")
 
 
 # Uniformity: data of 40 tokens, context 8, so 32 valid starts (0..31); 50 calls × batch 64 = 3200
@@ -137,24 +159,34 @@ def test_get_batch_starts_uniform(student):
 
 @pytest.mark.points(1)
 def test_get_batch_too_short(student):
-    """get_batch needs context_length + 1 tokens: exactly that many gives start 0 only; fewer raise ValueError"""
+    """get_batch needs context_length + 1 tokens (exactly that many: start 0 only; fewer: ValueError) and batch_size, context_length ≥ 1"""
     got = student.probe("data.short_data", length=9, context_length=8, batch_size=3)
     assert_tensor(got["x"], like=torch.arange(8).expand(3, 8), what="get_batch(data of 9 tokens, 3, 8): x (one valid start: 0)")
     assert_tensor(got["y"], like=torch.arange(1, 9).expand(3, 8), what="get_batch(data of 9 tokens, 3, 8): y")
     for length in (8, 3, 0):
         student.raises("data.short_data", "ValueError", length=length, context_length=8)
+    for batch_size, context_length in [(0, 4), (-1, 4), (2, 0), (2, -3)]:
+        try:
+            student.raises("data.short_data", "ValueError", length=20, context_length=context_length,
+                           batch_size=batch_size)
+        except AssertionError as exc:
+            raise AssertionError(f"get_batch(data of 20 tokens, batch_size={batch_size}, "
+                                 f"context_length={context_length}): {exc}") from None
 
 
 # Memory: a sparse 5 GiB token file (2.7e9 uint16 tokens; no disk used) is loaded with
-# load_tokens and batched 10 times (batch 4, context 64) in a separate process.  The growth of its
-# peak resident memory (VmHWM) must stay under MEMORY_BOUND_BYTES = 64 MiB.  A correct get_batch
-# touches 40 windows of 130 bytes; with the kernel's read-around and fault-around each costs at most
-# ~64 KiB of mapped file pages, about 2.5 MiB in all (measured: 2.5 MiB).  Reading or copying the file
-# needs 5 GiB or more (an int64 copy 20 GiB): a copy fails at once with MemoryError (the process's
-# anonymous memory is capped at 1 GiB over its baseline), a read-through takes long and times out.
-# Inside a sandbox whose rlimits forbid a 5 GiB file or mapping (RLIMIT_FSIZE, RLIMIT_AS), the probe
-# uses the largest file they allow; it must still be at least MIN_FILE_BYTES = 255 MiB, four times
-# the bound, so that a copy of it (≥ 255 MiB, 1 GiB as int64) still fails.
+# load_tokens and batched 10 times (batch 4, context 64) by the probe, in the process that runs the
+# code under test; the grader measures that process's peak memory growth during the call from the
+# outside (student.measure: the sandbox's cgroup peak or /proc of the sandbox process; in-process,
+# VmHWM).  It must stay under MEMORY_BOUND_BYTES = 64 MiB.  A correct get_batch touches 40 windows of
+# 130 bytes; with the kernel's read-around and fault-around each costs at most ~64 KiB of mapped file
+# pages, about 2.5 MiB in all (measured: 2.5 MiB), plus first-call allocations of numpy and torch (a
+# few MiB; the probe warms them up before the file exists).  Reading or copying the file needs 5 GiB
+# or more (an int64 copy 20 GiB): while the student's code runs the probe caps its anonymous memory
+# 1 GiB above its baseline, so a copy fails at once with MemoryError.  Inside a sandbox whose rlimits
+# forbid a 5 GiB file or mapping (RLIMIT_FSIZE, RLIMIT_AS), the probe uses the largest file they allow;
+# it must still be at least MIN_FILE_BYTES = 255 MiB, four times the bound, so that a copy of it
+# (≥ 255 MiB, 1 GiB as int64) still fails.
 MEMORY_CASE = {"gigabytes": 5, "batch_size": 4, "context_length": 64, "calls": 10}
 MEMORY_BOUND_BYTES = 64 << 20
 MIN_FILE_BYTES = 255 << 20
@@ -163,12 +195,14 @@ MIN_FILE_BYTES = 255 << 20
 @pytest.mark.points(2)
 def test_get_batch_memory_bounded(student):
     """batching from a 5 GiB memory-mapped token file keeps the process's peak memory growth under 64 MiB"""
-    got = student.outcome("data.batch_memory", **MEMORY_CASE)
-    if isinstance(got, ErrorData) and got.not_implemented:
-        raise NotAttempted("data.batch_memory", got)
-    if isinstance(got, ErrorData):
-        raise AssertionError(f"batching from a {MEMORY_CASE['gigabytes']} GiB memmap failed: {got.type}: {got.message} "
-                             "(load_tokens must map the file read-only, get_batch must read only the batch's tokens)")
+    try:
+        got, mem = student.measure("data.batch_memory_here", **MEMORY_CASE)
+    except NotAttempted:
+        raise
+    except ProbeError as exc:
+        raise AssertionError(f"batching from a {MEMORY_CASE['gigabytes']} GiB memmap failed: {exc.detail} "
+                             "(load_tokens must map the file read-only, get_batch must read only the batch's "
+                             "tokens)") from None
     size = got["file_bytes"]
     if size < MIN_FILE_BYTES:
         raise AssertionError(f"the grader's limits ({got['limited_by']}) leave room for a token file of only "
@@ -178,10 +212,14 @@ def test_get_batch_memory_bounded(student):
     shape = str((MEMORY_CASE["batch_size"], MEMORY_CASE["context_length"]))
     assert_equal(got["shapes"], [[shape, shape, "torch.int64", "torch.int64"]],
                  "shapes and dtypes of (x, y) from the large file")
-    growth = got["growth_bytes"]
+    growth = mem["peak_growth_bytes"]
+    if growth < 0:
+        raise AssertionError(f"the grader could not measure memory here ({mem['method']}): a grader configuration "
+                             "problem, not your code; tell the course staff")
     assert growth <= MEMORY_BOUND_BYTES, (
         f"batching from a {size / 2**30:.2f} GiB token file grew peak memory by {growth / 2**20:.0f} MiB "
-        f"(bound {MEMORY_BOUND_BYTES >> 20} MiB): get_batch must read only the tokens of the batch, never the whole memmap")
+        f"(bound {MEMORY_BOUND_BYTES >> 20} MiB, measured by {mem['method']}): get_batch must read only the "
+        "tokens of the batch, never the whole memmap")
 
 
 @pytest.mark.points(1)
@@ -194,7 +232,8 @@ def test_set_seed(student):
             random.seed(seed)
             np.random.seed(seed)
             torch.manual_seed(seed)
-            want = {"python": random.random(), "numpy": torch.from_numpy(np.random.rand(3)), "torch": torch.rand(3)}
+            want = {"python": random.random(), "numpy": torch.from_numpy(np.random.rand(3)), "torch": torch.rand(3),
+                    "numpy_normal": torch.from_numpy(np.random.standard_normal(3)), "python_gauss": random.gauss(0.0, 1.0)}
         finally:
             random.setstate(state[0])
             np.random.set_state(state[1])
@@ -202,30 +241,59 @@ def test_set_seed(student):
         assert_equal(got["python"], want["python"], f"random.random() after set_seed({seed})")
         assert_tensor(got["numpy"], like=want["numpy"], what=f"np.random.rand(3) after set_seed({seed})")
         assert_tensor(got["torch"], like=want["torch"], what=f"torch.rand(3) after set_seed({seed})")
+        # set_seed was called while both generators held a cached Gaussian (an odd number of normal
+        # draws before): seeding discards it, as np.random.seed and random.seed do.
+        assert_tensor(got["numpy_normal"], like=want["numpy_normal"],
+                      what=f"np.random.standard_normal(3) after set_seed({seed}) (called after an odd number of normal draws)")
+        assert_equal(got["python_gauss"], want["python_gauss"],
+                     f"random.gauss(0, 1) after set_seed({seed}) (called after an odd number of random.gauss draws)")
     first, second = student.probe("data.batch_after_seed", seed=7)
     assert_tensor(second, like=first, what="get_batch after set_seed(7), twice (generators scrambled in between)")
 
 
 @pytest.mark.gpu
-@pytest.mark.points(2)
+@pytest.mark.points(1)
+def test_set_seed_cuda(student):
+    """with CUDA, set_seed also seeds every GPU's generator"""
+    seed, count = 4242, 6
+    got = student.probe("data.cuda_seeded_draws", seed=seed, count=count)
+    saved = torch.cuda.get_rng_state_all()
+    try:  # expected: each GPU's generator seeded directly, here
+        want = []
+        for d in range(torch.cuda.device_count()):
+            with torch.cuda.device(d):
+                torch.cuda.manual_seed(seed)
+            want.append(torch.rand(count, device=f"cuda:{d}").cpu())
+    finally:
+        torch.cuda.set_rng_state_all(saved)
+    assert_equal(len(got), len(want), "the number of GPUs whose draws were read")
+    for d, (g, w) in enumerate(zip(got, want)):
+        assert_tensor(g, like=w, what=f"torch.rand({count}, device='cuda:{d}') after set_seed({seed}) "
+                                      "(seed the GPUs too: torch.cuda.manual_seed_all)")
+
+
+@pytest.mark.gpu
+@pytest.mark.points(1)
 def test_get_batch_cuda_pinned_non_blocking(student):
-    """on CUDA, get_batch returns int64 batches on the GPU, copied from pinned memory without a stream synchronisation"""
+    """on CUDA ("cuda", "cuda:0", a torch.device), get_batch returns int64 batches on the GPU, copied from pinned memory without a stream synchronisation"""
     length, context_length, batch_size, offset = 5000, 256, 32, 1000
-    got = student.probe("data.cuda_batch", length=length, context_length=context_length, batch_size=batch_size,
-                        seed=0, offset=offset)
-    what = f"get_batch(data, {batch_size}, {context_length}, 'cuda')"
-    assert_equal(got["x_device"].split(":")[0], "cuda", f"{what}: device of x")
-    assert_equal(got["y_device"].split(":")[0], "cuda", f"{what}: device of y")
-    x, y = got["x"], got["y"]
-    assert_equal(x.dtype, torch.int64, f"{what}: dtype of x")
-    assert_equal(tuple(x.shape), (batch_size, context_length), f"{what}: shape of x")
-    starts = x[:, :1] - offset
-    assert_tensor(x, like=starts + offset + torch.arange(context_length), what=f"{what}: x rows are windows")
-    assert_tensor(y, like=x + 1, what=f"{what}: y = x shifted by one")
-    events = got["events"]
-    copies = {name: n for name, n in events.items() if name.startswith("Memcpy HtoD")}
-    assert copies, f"{what}: the profiler saw no host-to-device copy (events: {events})"
-    pageable = {name: n for name, n in copies.items() if "pinned" not in name.lower()}
-    assert not pageable, f"{what}: copied from pageable memory ({pageable}); call .pin_memory() before the copy"
-    syncs = {name: n for name, n in events.items() if name == "cudaStreamSynchronize"}
-    assert not syncs, (f"{what}: the copy synchronised the stream ({syncs}); use .to(device, non_blocking=True)")
+    for device in ("cuda", "cuda:0", "torch.device:cuda:0"):
+        got = student.probe("data.cuda_batch", length=length, context_length=context_length, batch_size=batch_size,
+                            seed=0, offset=offset, device=device)
+        arg = "torch.device('cuda:0')" if device.startswith("torch.device:") else repr(device)
+        what = f"get_batch(data, {batch_size}, {context_length}, {arg})"
+        assert_equal(got["x_device"].split(":")[0], "cuda", f"{what}: device of x")
+        assert_equal(got["y_device"].split(":")[0], "cuda", f"{what}: device of y")
+        x, y = got["x"], got["y"]
+        assert_equal(x.dtype, torch.int64, f"{what}: dtype of x")
+        assert_equal(tuple(x.shape), (batch_size, context_length), f"{what}: shape of x")
+        starts = x[:, :1] - offset
+        assert_tensor(x, like=starts + offset + torch.arange(context_length), what=f"{what}: x rows are windows")
+        assert_tensor(y, like=x + 1, what=f"{what}: y = x shifted by one")
+        events = got["events"]
+        copies = {name: n for name, n in events.items() if name.startswith("Memcpy HtoD")}
+        assert copies, f"{what}: the profiler saw no host-to-device copy (events: {events})"
+        pageable = {name: n for name, n in copies.items() if "pinned" not in name.lower()}
+        assert not pageable, f"{what}: copied from pageable memory ({pageable}); call .pin_memory() before the copy"
+        syncs = {name: n for name, n in events.items() if name == "cudaStreamSynchronize"}
+        assert not syncs, (f"{what}: the copy synchronised the stream ({syncs}); use .to(device, non_blocking=True)")
