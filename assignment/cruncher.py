@@ -26,15 +26,22 @@ class Linear(nn.Module):
     ``weight`` is an ``nn.Parameter`` of shape **(input_dim, output_dim)** (note: the
     transpose of ``torch.nn.Linear``'s layout, so that the forward pass is ``x @ weight``),
     float32, drawn from a normal distribution with mean 0 and standard deviation
-    σ = 1/√input_dim, truncated to [−3σ, 3σ]: no entry lies beyond three standard deviations.
-    The lecture's one-liner does exactly that:
+    σ = 1/√input_dim, truncated to [−3σ, 3σ]: no entry lies beyond three standard deviations
+    (entries beyond are redrawn, not clamped to ±3σ).  One call does exactly that:
 
         nn.init.trunc_normal_(torch.empty(input_dim, output_dim), std=σ, a=-3 * σ, b=3 * σ)
 
+    **This is not the lecture's code.**  The lecture's `Linear` uses plain
+    ``torch.randn(input_dim, output_dim) / math.sqrt(input_dim)`` (no truncation), and its
+    ``trunc_normal_`` call passes ``std=1 / math.sqrt(input_dim), a=-3, b=3``: `a` and `b` are
+    *absolute* bounds, so with σ ≪ 1 nothing is truncated either.  Both fail the tests, which
+    check that no entry lies beyond 3σ; here the bounds scale with σ.
+
     (σ is the std of the normal *before* truncation; cutting the tails makes the entries'
     actual std about 0.987σ.  The tests accept an entry std anywhere from that to σ, but no
-    entry may lie beyond 3σ.)  Draw from PyTorch's default random generator, so that
-    ``torch.manual_seed`` makes the initialisation reproducible.  The layer has no other
+    entry may lie beyond 3σ.)  Draw from PyTorch's default random generator (no seed or
+    generator of your own), so that ``torch.manual_seed`` makes the initialisation reproducible
+    and different seeds, or different layers, give different weights.  The layer has no other
     parameters or buffers.
 
     With this scale, if x has entries of variance 1, each output ``(x @ weight)[j] =
@@ -61,7 +68,8 @@ class Cruncher(nn.Module):
 
     Attributes (their names are the state-dict keys, which checkpoints and the tests rely on):
 
-    * ``layers``: an ``nn.ModuleList`` of `num_layers` ``Linear(dim, dim)``;
+    * ``layers``: an ``nn.ModuleList`` of `num_layers` ``Linear(dim, dim)``, each a layer of its
+      own (drawn separately, not one layer repeated);
     * ``final``: a ``Linear(dim, 1)``.
 
     So ``Cruncher(64, 2).state_dict()`` has exactly the keys ``layers.0.weight`` (64 × 64 =
@@ -70,7 +78,7 @@ class Cruncher(nn.Module):
 
     ``forward(x)`` for x of shape (batch, dim): apply each layer in order, with nothing in
     between (no nonlinearity), then ``final``, and drop the last dimension of size 1: the
-    output has shape **(batch,)**.  Thanks to `Linear`'s 1/√dim initialisation the outputs
+    output has shape **(batch,)**, also for a batch of 1.  Thanks to `Linear`'s 1/√dim initialisation the outputs
     stay O(1) for any dim and depth.
 
     Args:
@@ -92,9 +100,12 @@ def get_num_parameters(model: nn.Module) -> int:
     """Return the number of scalar parameters of `model`: the sum of ``numel()`` over
     ``model.parameters()``.
 
-    Count every parameter, trainable or frozen (``requires_grad=False``), each shared
-    (tied) parameter once, and no buffers (e.g. BatchNorm's running statistics are state,
-    not parameters: they are in ``state_dict()`` but not in ``parameters()``).
+    `model` is any ``nn.Module``, not only a Cruncher or a stack of Linears (an embedding, a
+    norm, a parameter registered on the model itself all count).  Count every parameter,
+    trainable or frozen (``requires_grad=False``), each shared (tied) parameter once (a tensor
+    registered under two names, or one submodule used twice), and no buffers (e.g. BatchNorm's
+    running statistics are state, not parameters: they are in ``state_dict()`` but not in
+    ``parameters()``).
     ``get_num_parameters(Cruncher(64, 2))`` is 4096 + 4096 + 64 = 8256.
 
     Returns:
@@ -118,7 +129,7 @@ def cruncher_num_parameters(dim: int, num_layers: int) -> int:
 
 
 def cruncher_memory_bytes(batch: int, dim: int, num_layers: int, optimizer: str = "adagrad") -> int:
-    """Return the bytes of memory needed to train ``Cruncher(dim, num_layers)`` in float32.
+    """Return the bytes of memory needed to train ``Cruncher(dim, num_layers)`` in float32, an exact ``int``.
 
     The lecture's accounting, every value 4 bytes (float32):
 
@@ -139,13 +150,14 @@ def cruncher_memory_bytes(batch: int, dim: int, num_layers: int, optimizer: str 
         batch: the batch size B.
         dim: the width D.
         num_layers: the number of square layers.
-        optimizer: "sgd", "adagrad", "rmsprop", "adam" or "adamw" (lower case).
+        optimizer: "sgd", "adagrad", "rmsprop", "adam" or "adamw" (lower case); the default
+            is "adagrad".
 
     Returns:
         An ``int`` number of bytes.
 
     Raises:
-        ValueError: for any other optimizer name.
+        ValueError: for any other optimizer name (including other capitalisations, "Adam").
     """
     # YOUR CODE HERE
     raise NotImplementedError()

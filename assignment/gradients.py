@@ -8,13 +8,18 @@ gives two matmuls, each as costly as the forward one:
 That is all backpropagation through a chain of matmuls is.  This module makes you write it,
 then check it against autograd and ``torch.autograd.gradcheck``.
 
-Rule for `linear_regression_grad` and `two_layer_grads` (checked by reading your code):
-compute with explicit tensor operations only.  They must not use autograd in any form:
-no ``.backward()``, no ``torch.autograd`` (``grad``, ``backward``, ``functional``), no
-``torch.func``/functorch, no ``requires_grad``/``requires_grad_``/``enable_grad``, and none of
-the dynamic escapes ``getattr``, ``eval``, ``exec``, ``__import__``, ``importlib``,
-``globals``, ``vars``, ``compile``.  They are also run under ``torch.inference_mode()``, where
-autograd cannot record anything.
+Rule for `linear_regression_grad` and `two_layer_grads`: compute with explicit tensor
+operations only.  They must not use autograd in any form: no ``.backward()``, no
+``torch.autograd`` (``grad``, ``backward``, ``functional``), no ``torch.func``/functorch, no
+``requires_grad``/``requires_grad_``/``enable_grad``, and none of the dynamic escapes
+``getattr``, ``eval``, ``exec``, ``__import__``, ``importlib``, ``globals``, ``vars``,
+``compile``.  The rule holds for the whole program that runs: the tests read the function,
+every function of your files it calls and your modules' top-level code (an
+``if __name__ == "__main__":`` self-test block is exempt; ``torch.autograd.Function`` and
+``torch.autograd.function``'s helpers, for MatmulFunction, are of course allowed), and
+they also watch, while your function runs, whether autograd's entry points
+(``torch.autograd.grad``/``backward``, ``torch.func``) are called.  A rule only takes points away from a test your code otherwise passes.  The
+functions are also run under ``torch.inference_mode()``, where autograd cannot record anything.
 """
 
 from __future__ import annotations
@@ -88,14 +93,21 @@ class MatmulFunction(torch.autograd.Function):
     return ``(dL/da, dL/db) = (grad_out @ bᵀ, aᵀ @ grad_out)``.
 
     `forward` must save what `backward` needs with ``ctx.save_for_backward(...)`` and read it
-    back from ``ctx.saved_tensors``.  `backward` must compute the gradients with explicit
-    matmuls: it must not call autograd itself (no ``torch.autograd``, ``.backward()``,
-    ``enable_grad``, ``requires_grad_``; checked by reading your code).  You may return
-    ``None`` for an input whose gradient is not needed (``ctx.needs_input_grad``), or compute
-    both.
+    back from ``ctx.saved_tensors``: then, if a or b is modified in place between forward and
+    backward (an optimizer step, ``x.add_(...)``), autograd raises a RuntimeError ("modified by
+    an inplace operation") instead of silently computing gradients from the new values, which is
+    what a tensor kept as ``ctx.a = a`` (or ``a.data``, ``a.detach()``) gives.  `backward` must
+    compute the gradients with explicit matmuls: it must not call autograd itself (no
+    ``torch.autograd``, ``.backward()``, ``enable_grad``, ``requires_grad_``; checked by reading
+    your code and what it calls).  You may return ``None`` for an input whose gradient is not
+    needed (``ctx.needs_input_grad``), or compute both.
 
-    The tests run ``torch.autograd.gradcheck(MatmulFunction.apply, (a, b))`` in float64 (it
-    compares your backward with finite differences) and compare gradients with ``a @ b``'s.
+    The tests compare, in float64 (to 1e-9 relative), your output with ``a @ b`` and your
+    gradients with those autograd gives for ``a @ b``: for a random upstream gradient and for
+    every one-hot upstream gradient (the whole Jacobian), square and non-square shapes, with
+    both inputs or only one requiring a gradient, and with an input modified in place after
+    forward.  ``torch.autograd.gradcheck(MatmulFunction.apply, (a, b))`` on float64 inputs
+    (finite differences) is a good check to run yourself.
     """
 
     @staticmethod

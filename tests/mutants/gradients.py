@@ -96,3 +96,186 @@ def backward_autograd(ctx, grad_out):
     with torch.enable_grad():
         a, b = a.detach().requires_grad_(True), b.detach().requires_grad_(True)
         return torch.autograd.grad(a @ b, (a, b), grad_out)
+
+
+# ---- breaking pass (2026-11-22) ----
+
+# ---------------------------------------------------------------- linear_regression_grad
+
+@mutant(replaces="linear_regression_grad", why="sums over dim 0, which for one example (d,) sums over d: returns a scalar")
+def bp_lr_sum0(x, w, y):
+    return ((x @ w - y).unsqueeze(-1) * x).sum(0)
+
+
+@mutant(replaces="linear_regression_grad", why="accumulates into torch.zeros(d) (float32), losing float64 precision and dtype")
+def bp_lr_float32_accumulator(x, w, y):
+    xs = x.reshape(-1, x.shape[-1])
+    ys = y.reshape(-1)
+    grad = torch.zeros(x.shape[-1])
+    for i in range(xs.shape[0]):
+        grad += (xs[i] @ w - ys[i]) * xs[i]
+    return grad
+
+
+@mutant(replaces="linear_regression_grad", why="uses autograd (a clone requiring grad, .backward()), against the rule")
+def bp_lr_autograd(x, w, y):
+    with torch.inference_mode(False), torch.enable_grad():
+        wc = w.clone().requires_grad_(True)
+        loss = 0.5 * ((x.clone() @ wc - y.clone()) ** 2).sum()
+        loss.backward()
+        return wc.grad.detach()
+
+
+# ---------------------------------------------------------------- two_layer_grads
+
+@mutant(replaces="two_layer_grads", why="computes in float32 and casts back: float64 precision lost")
+def bp_two_float32(x, w1, w2):
+    xf, w1f, w2f = x.float(), w1.float(), w2.float()
+    h1 = xf @ w1f
+    h2 = h1 @ w2f
+    g = 2 * h2 / h2.numel()
+    return (xf.T @ (g @ w2f.T)).to(w1.dtype), (h1.T @ g).to(w2.dtype)
+
+
+@mutant(replaces="two_layer_grads", why="uses torch.autograd.grad on clones, against the rule (values right)")
+def bp_two_autograd(x, w1, w2):
+    with torch.inference_mode(False), torch.enable_grad():
+        a = w1.clone().requires_grad_(True)
+        b = w2.clone().requires_grad_(True)
+        loss = ((x.clone() @ a @ b) ** 2).mean()
+        ga, gb = torch.autograd.grad(loss, (a, b))
+    return ga.detach(), gb.detach()
+
+
+@mutant(replaces="two_layer_grads", why="uses torch.func.grad, against the rule (values right)")
+def bp_two_func(x, w1, w2):
+    from torch import func as tf
+    with torch.inference_mode(False):
+        return tf.grad(lambda a, b: ((x.clone() @ a @ b) ** 2).mean(), argnums=(0, 1))(w1.clone(), w2.clone())
+
+
+# ---------------------------------------------------------------- MatmulFunction
+
+@mutant(replaces="MatmulFunction", why="stashes ctx.a = a instead of save_for_backward: an in-place change after forward silently corrupts the gradients")
+class BpMatmulStash(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.a, ctx.b = a, b
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out @ ctx.b.T, ctx.a.T @ grad_out
+
+
+@mutant(replaces="MatmulFunction", why="stashes detached views ctx.a = a.detach(): shares storage, so an in-place change corrupts the gradients")
+class BpMatmulStashDetach(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.a, ctx.b = a.detach(), b.detach()
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out @ ctx.b.T, ctx.a.T @ grad_out
+
+
+@mutant(replaces="MatmulFunction", why="backward assumes grad_out is all ones (right only for .sum().backward())")
+class BpMatmulOnes(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        ones = torch.ones_like(grad_out)
+        return ones @ b.T, a.T @ ones
+
+
+@mutant(replaces="MatmulFunction", why="needs_input_grad indices swapped: a None gradient where one is needed when only one input requires grad")
+class BpMatmulNeedsSwapped(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        grad_a = grad_out @ b.T if ctx.needs_input_grad[1] else None
+        grad_b = a.T @ grad_out if ctx.needs_input_grad[0] else None
+        return grad_a, grad_b
+
+
+@mutant(replaces="MatmulFunction", why="returns a bare tensor (not a pair) when b needs no gradient: autograd rejects it")
+class BpMatmulSingle(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        if not ctx.needs_input_grad[1]:
+            return grad_out @ b.T
+        return grad_out @ b.T, a.T @ grad_out
+
+
+@mutant(replaces="MatmulFunction", why="backward in float32, cast back: passes gradcheck's loose tolerance, not float64 precision")
+class BpMatmulFloat32Backward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        g = grad_out.float()
+        return (g @ b.float().T).to(a.dtype), (a.float().T @ g).to(b.dtype)
+
+
+@mutant(replaces="MatmulFunction", why="backward calls torch.autograd.grad on a @ b, against the rule (values right)")
+class BpMatmulAutograd(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        with torch.enable_grad():
+            a2 = a.detach().requires_grad_(True)
+            b2 = b.detach().requires_grad_(True)
+            return torch.autograd.grad(a2 @ b2, (a2, b2), grad_out)
+
+
+@mutant(replaces="MatmulFunction", why="save_for_backward(a.data, b.data): .data has its own version counter, so an in-place change after forward silently corrupts the gradients")
+class BpMatmulSaveData(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a.data, b.data)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a, b = ctx.saved_tensors
+        return grad_out @ b.T, a.T @ grad_out
+
+
+@mutant(replaces="MatmulFunction", why="saves a but keeps b as a ctx attribute: an in-place change of b after forward silently corrupts a's gradient")
+class BpMatmulHalfStash(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a)
+        ctx.b = b
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (a,) = ctx.saved_tensors
+        return grad_out @ ctx.b.T, a.T @ grad_out

@@ -29,6 +29,22 @@ def _torch_model(kind: str) -> nn.Module:
                 self.unembed.weight = self.embed.weight  # one tensor, two names
                 self.norm = nn.LayerNorm(8)
         return Tied()
+    if kind == "no_linear_first":
+        class Mixed(nn.Module):
+            """Not a stack of Linears: an embedding first, a 0-d parameter on the root module, a
+            ParameterList, one block used twice (its parameters shared), a frozen norm and a buffer."""
+
+            def __init__(self) -> None:
+                super().__init__()
+                self.scale = nn.Parameter(torch.tensor(1.0))
+                self.embed = nn.Embedding(30, 6)
+                block = nn.Sequential(nn.LayerNorm(6), nn.Linear(6, 6))
+                self.blocks = nn.ModuleList([block, nn.GELU(), block])
+                self.extra = nn.ParameterList([nn.Parameter(torch.zeros(2, 3)), nn.Parameter(torch.ones(5))])
+                self.norm = nn.BatchNorm1d(6)
+                self.norm.requires_grad_(False)
+                self.register_buffer("mask", torch.ones(6, 6))
+        return Mixed()
     if kind == "conv":
         return nn.Sequential(nn.Conv2d(3, 4, kernel_size=3), nn.GroupNorm(2, 4), nn.Flatten(), nn.Linear(4 * 6 * 6, 7))
     raise ValueError(f"unknown model {kind!r}")
@@ -44,6 +60,7 @@ def linear_weights(impl, input_dim, output_dim, seeds):
         out.append({
             "weight": weight.detach().clone(),
             "is_parameter": isinstance(weight, nn.Parameter),
+            "requires_grad": bool(weight.requires_grad),
             "parameters": [name for name, _ in layer.named_parameters()],
             "buffers": [name for name, _ in layer.named_buffers()],
         })
@@ -107,3 +124,8 @@ def cruncher_memory_bytes(impl, cases):
 
 def cruncher_memory_bytes_one(impl, batch, dim, num_layers, optimizer):
     return impl.cruncher.cruncher_memory_bytes(batch, dim, num_layers, optimizer=optimizer)
+
+
+def cruncher_memory_bytes_default(impl, batch, dim, num_layers):
+    """cruncher_memory_bytes called without the optimizer argument."""
+    return impl.cruncher.cruncher_memory_bytes(batch, dim, num_layers)

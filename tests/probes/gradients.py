@@ -1,7 +1,9 @@
 """Probes for the `gradients` module.
 
-Inputs are built from seeds by `_inputs` (the tests build the same tensors and ask autograd
-for the expected gradients); the probes return only the student's results.
+Inputs are built from seeds by `_inputs` (the tests build the same tensors and ask autograd,
+on torch's own ops, for the expected gradients); the probes return only the student's results
+and, for the by-hand gradients, the names of the autograd entry points (`grader.tripwire`) the
+student's call reached: observations, never verdicts.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import contextlib
 
 import torch
 
+from grader import tripwire
 from tests.probes._tensors import dtype_of
 
 
@@ -25,39 +28,78 @@ def _regression_shapes(n: int | None, d: int) -> list[list[int]]:
 
 
 def linear_regression_grad(impl, n, d, seed, dtype="float64", inference=False):
+    """The student's dL/dw on seeded inputs, and the tripwires (autograd entry points) its call reached."""
     x, w, y = _inputs(_regression_shapes(n, d), seed, dtype)
-    with torch.inference_mode() if inference else contextlib.nullcontext():
-        grad = impl.gradients.linear_regression_grad(x, w, y)
-    return grad.clone() if type(grad) is torch.Tensor else grad
+    with tripwire.watch() as reached:
+        with torch.inference_mode() if inference else contextlib.nullcontext():
+            grad = impl.gradients.linear_regression_grad(x, w, y)
+    return {"grad": grad.clone() if type(grad) is torch.Tensor else grad, "reached": sorted(reached)}
 
 
 def linear_regression_lecture(impl):
     """The lecture's example: x = [1, 2, 3], w = [1, 1, 1], y = 5."""
     x, w, y = torch.tensor([1.0, 2, 3]), torch.tensor([1.0, 1, 1]), torch.tensor(5.0)
-    return impl.gradients.linear_regression_grad(x, w, y).clone()
+    grad = impl.gradients.linear_regression_grad(x, w, y)
+    return grad.clone() if type(grad) is torch.Tensor else grad
 
 
 def two_layer_grads(impl, B, D, H, K, seed, dtype="float64", inference=False):
+    """The student's (dL/dw1, dL/dw2) on seeded inputs, and the tripwires its call reached."""
     x, w1, w2 = _inputs([[B, D], [D, H], [H, K]], seed, dtype)
-    with torch.inference_mode() if inference else contextlib.nullcontext():
-        grads = impl.gradients.two_layer_grads(x, w1, w2)
-    return [g.clone() if type(g) is torch.Tensor else g for g in grads] if isinstance(grads, tuple) else grads
+    with tripwire.watch() as reached:
+        with torch.inference_mode() if inference else contextlib.nullcontext():
+            grads = impl.gradients.two_layer_grads(x, w1, w2)
+    if isinstance(grads, tuple):
+        grads = [g.clone() if type(g) is torch.Tensor else g for g in grads]
+    return {"grads": grads, "reached": sorted(reached)}
 
 
-def matmul_gradcheck(impl, m, n, p, seed):
-    """torch.autograd.gradcheck on MatmulFunction.apply in float64 (raises with details on failure)."""
+def _matmul_upstreams(m: int, p: int, seed: int, dtype: torch.dtype, one_hot: bool) -> list[torch.Tensor]:
+    """The upstream gradients fed to backward: one seeded random (m, p) tensor, then (if one_hot)
+    every one-hot (m, p) tensor, whose gradients are the Jacobian's columns (identical on both sides)."""
+    (upstream,) = _inputs([[m, p]], seed + 7919, "float64")
+    out = [upstream.to(dtype)]
+    if one_hot:
+        for k in range(m * p):
+            e = torch.zeros(m * p, dtype=dtype)
+            e[k] = 1
+            out.append(e.reshape(m, p))
+    return out
+
+
+def matmul_function_backward(impl, cases):
+    """For each case {m, n, p, seed, a_grad, b_grad, one_hot}: MatmulFunction.apply(a, b) on seeded
+    float64 a (m, n), b (n, p), then one backward per upstream gradient of `_matmul_upstreams`
+    (graph retained): the output and, per upstream, a.grad and b.grad (None when autograd left none)."""
+    results = []
+    for case in cases:
+        m, n, p, seed = case["m"], case["n"], case["p"], case["seed"]
+        a, b = _inputs([[m, n], [n, p]], seed)
+        a.requires_grad_(case.get("a_grad", True))
+        b.requires_grad_(case.get("b_grad", True))
+        out = impl.gradients.MatmulFunction.apply(a, b)
+        a_grads, b_grads = [], []
+        for upstream in _matmul_upstreams(m, p, seed, a.dtype, case.get("one_hot", True)):
+            a.grad = None
+            b.grad = None
+            out.backward(upstream, retain_graph=True)
+            a_grads.append(None if a.grad is None else a.grad.detach().clone())
+            b_grads.append(None if b.grad is None else b.grad.detach().clone())
+        results.append({"out": out.detach().clone() if type(out) is torch.Tensor else out,
+                        "a_grads": a_grads, "b_grads": b_grads})
+    return results
+
+
+def matmul_inplace_after_forward(impl, m, n, p, seed, modify):
+    """MatmulFunction.apply(a, b), then `modify` ("a" or "b") is changed in place (under no_grad,
+    as an optimizer step would) before backward.  Returns (a.grad, b.grad); if autograd refuses
+    (a saved tensor was modified), its exception comes back as data."""
     a, b = _inputs([[m, n], [n, p]], seed)
+    (upstream,) = _matmul_upstreams(m, p, seed, a.dtype, one_hot=False)
     a.requires_grad_(True)
     b.requires_grad_(True)
-    return bool(torch.autograd.gradcheck(impl.gradients.MatmulFunction.apply, (a, b)))
-
-
-def matmul_function_grads(impl, m, n, p, seed, a_grad=True, b_grad=True, dtype="float64"):
-    """(output, a.grad, b.grad) after backpropagating a seeded upstream gradient through MatmulFunction."""
-    a, b, upstream = _inputs([[m, n], [n, p], [m, p]], seed, dtype)
-    a.requires_grad_(a_grad)
-    b.requires_grad_(b_grad)
     out = impl.gradients.MatmulFunction.apply(a, b)
+    with torch.no_grad():
+        (a if modify == "a" else b).mul_(-2.0).add_(0.5)
     out.backward(upstream)
-    return [out.detach().clone(), None if a.grad is None else a.grad.clone(),
-            None if b.grad is None else b.grad.clone()]
+    return [None if a.grad is None else a.grad.detach().clone(), None if b.grad is None else b.grad.detach().clone()]

@@ -1,6 +1,7 @@
 """Public tests for `cruncher`: initialisation statistics (with tolerances derived from the
 sample size), the model's structure and forward pass (recomputed here from its own state dict),
-parameter counts (from torch) and the lecture's memory accounting (closed form)."""
+parameter counts (from torch) and the lecture's memory accounting (measured on an equivalent
+torch model and optimizer on the meta device)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ def check_linear_init(student, input_dim: int, output_dim: int, seeds: list[int]
             f"{what}: expected shape (input_dim, output_dim) = {(input_dim, output_dim)}, got {tuple(w.shape)}")
         assert w.dtype == torch.float32, f"{what}: expected float32, got {w.dtype}"
         assert item["is_parameter"] is True, f"{what} must be an nn.Parameter"
+        assert item["requires_grad"] is True, f"{what} must require a gradient (a frozen weight never trains)"
         assert item["parameters"] == ["weight"] and item["buffers"] == [], (
             f"Linear must have exactly one parameter named 'weight' and no buffers; got parameters "
             f"{item['parameters']}, buffers {item['buffers']}")
@@ -62,17 +64,48 @@ def check_linear_init(student, input_dim: int, output_dim: int, seeds: list[int]
         assert biggest <= 3 * (1 + 1e-5), (
             f"{what} (seed {seed}): expected no entry beyond 3σ (truncation at ±3/√{input_dim}), "
             f"got one at {biggest:.3f}σ")
+        # A normal *clamped* to ±3σ (not truncated) piles its 0.27% tail onto ±3σ exactly.  A truncated
+        # normal puts N·2φ(3)·0.001/P(|z|<3) ≈ 8.9e-6·N entries (λ ≤ 0.6 here) within 0.001σ of the
+        # cut: allow λ + 6√λ + 4 (Poisson tail < 1e-8); a clamp puts ≥ 0.27%·N (≥ 44) there.
+        edge = int((w.abs() > (3 - 1e-3) * sigma).sum())
+        lam = n * 2 * math.exp(-4.5) / math.sqrt(2 * math.pi) * 1e-3 / math.erf(3 / math.sqrt(2))
+        allowed = math.ceil(lam + 6 * math.sqrt(lam)) + 4
+        assert edge <= allowed, (
+            f"{what} (seed {seed}): {edge} of {n} entries sit at the cut-off ±3σ (expected about {lam:.1f}): "
+            "entries beyond 3σ must be redrawn (truncated normal, e.g. nn.init.trunc_normal_), not clamped")
         tail = (w.abs() > 2 * sigma).double().mean().item()
         tail_se = math.sqrt(TAIL2 * (1 - TAIL2) / n)
         assert abs(tail - TAIL2) <= SIGMAS * tail_se + 0.005, (
             f"{what} (seed {seed}): a ±3σ-truncated normal has {TAIL2:.1%} of its entries beyond 2σ, got {tail:.2%}")
 
 
+def check_linear_seeds(student, input_dim: int, output_dim: int, seeds: list[int]) -> None:
+    """torch.manual_seed(s) then Linear(...): the same seed gives the same weight (PyTorch's default
+    generator), different seeds give different weights (no fixed seed or private generator)."""
+    got = student.probe("cruncher.linear_weights", input_dim=input_dim, output_dim=output_dim, seeds=seeds)
+    assert_type(got, list, "Linear weights")
+    weights = [item["weight"] for item in got]
+    for w in weights:
+        assert_type(w, torch.Tensor, f"Linear({input_dim}, {output_dim}).weight")
+    for i in range(len(seeds)):
+        for j in range(i + 1, len(seeds)):
+            same = weights[i].shape == weights[j].shape and torch.equal(weights[i], weights[j])
+            if seeds[i] == seeds[j]:
+                assert same, (f"Linear({input_dim}, {output_dim}): torch.manual_seed({seeds[i]}) twice gave two "
+                              "different weights; draw from PyTorch's default generator so the seed reproduces them")
+            else:
+                assert not same, (f"Linear({input_dim}, {output_dim}): torch.manual_seed({seeds[i]}) and "
+                                  f"torch.manual_seed({seeds[j]}) gave the same weight; draw from PyTorch's default "
+                                  "generator (no fixed seed, no generator of your own)")
+
+
 @pytest.mark.points(3)
 def test_linear_initialisation(student):
-    """Linear's weight is an (in, out) Parameter ~ N(0, 1/in) truncated at ±3σ (std, mean, cut-off and tails checked)"""
+    """Linear's weight is an (in, out) Parameter ~ N(0, 1/in) truncated at ±3σ (std, mean, cut-off and tails
+    checked), reproducible with torch.manual_seed and different for different seeds"""
     check_linear_init(student, 512, 128, seeds=[0])
     check_linear_init(student, 64, 256, seeds=[1])
+    check_linear_seeds(student, 8, 5, seeds=[3, 4, 3])
 
 
 @pytest.mark.points(1)
@@ -106,6 +139,11 @@ def check_cruncher_forward(student, dim: int, num_layers: int, batch: int, seed:
     for i in range(num_layers):
         want = want @ state[f"layers.{i}.weight"]
     want = (want @ state["final.weight"]).squeeze(-1)
+    for i in range(num_layers):
+        for j in range(i + 1, num_layers):
+            assert not torch.equal(state[f"layers.{i}.weight"], state[f"layers.{j}.weight"]), (
+                f"Cruncher({dim}, {num_layers}): layers.{i}.weight and layers.{j}.weight are identical; each layer "
+                "must be a Linear of its own, drawn separately (not one layer repeated, not re-seeded)")
     # float32, same operations in the same order: differences are rounding at most
     assert_tensor(y, want, f"Cruncher({dim}, {num_layers}) on x of shape {(batch, dim)} (expected: x @ layers.0.weight "
                   "@ ... @ final.weight, squeezed to shape (batch,))", rtol=1e-5, atol=1e-6)
@@ -117,6 +155,7 @@ def test_cruncher_structure_and_forward(student):
     check_cruncher_state(student, 64, 2)
     check_cruncher_forward(student, 64, 2, batch=5, seed=0)
     check_cruncher_forward(student, 16, 4, batch=3, seed=1)
+    check_cruncher_forward(student, 8, 3, batch=1, seed=2)  # a batch of one still gives shape (1,)
 
 
 @pytest.mark.points(1)
@@ -143,22 +182,45 @@ def test_get_num_parameters(student):
     """get_num_parameters counts parameters like torch (frozen ones too, tied ones once, no buffers)"""
     from tests.probes.cruncher import _torch_model
 
-    kinds = ["mlp_batchnorm_frozen", "tied"]
+    kinds = ["mlp_batchnorm_frozen", "tied", "no_linear_first"]
     want = [sum(p.numel() for p in _torch_model(k).parameters()) for k in kinds]
     got = student.probe("cruncher.num_parameters_torch", kinds=kinds)
-    assert_cases(got, want, "get_num_parameters", lambda i: f"the torch model {kinds[i]!r}")
+    assert_cases(got, want, "get_num_parameters", lambda i: f"the torch model {kinds[i]!r} (see "
+                 "tests/probes/cruncher.py: every parameter counts, frozen or not, shared ones once, buffers never)")
     cases = [(64, 2), (10, 0)]
     got = student.probe("cruncher.num_parameters_cruncher", cases=cases)
     assert_cases(got, [64 * 64 * 2 + 64, 10], "get_num_parameters(Cruncher(dim, num_layers))",
                  lambda i: f"Cruncher{cases[i]}")
 
 
-STATE_VALUES = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
+TORCH_OPTIMIZERS = {"sgd": torch.optim.SGD, "adagrad": torch.optim.Adagrad, "rmsprop": torch.optim.RMSprop,
+                    "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
 
 
 def memory_want(batch: int, dim: int, layers: int, optimizer: str) -> int:
-    params = layers * dim * dim + dim
-    return 4 * (params + batch * dim * layers + params + STATE_VALUES[optimizer] * params)
+    """The lecture's accounting, measured on torch itself: an equivalent torch model (bias-free
+    nn.Linear layers, float32), one forward and backward pass on a (batch, dim) input and one
+    step of the torch optimizer; then the bytes of the parameters, of their gradients, of the
+    optimizer's per-value state (the tensors shaped like their parameter; the 0-d `step` counter
+    is per tensor, not per value, and the lecture ignores it) and of the activations kept for
+    backward (each square layer's output).  Keep the sizes moderate: the model is real."""
+    gen = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)  # nn.Linear's own initialisation: values do not matter here, only bytes
+    square = [torch.nn.Linear(dim, dim, bias=False) for _ in range(layers)]
+    final = torch.nn.Linear(dim, 1, bias=False)
+    params = [p for m in [*square, final] for p in m.parameters()]
+    h = torch.randn(batch, dim, generator=gen)
+    activations = []
+    for layer in square:
+        h = layer(h)
+        activations.append(h)
+    final(h).squeeze(-1).sum().backward()
+    opt = TORCH_OPTIMIZERS[optimizer](params, lr=1e-3)
+    opt.step()
+    state = sum(t.nbytes for p in params for t in opt.state[p].values()
+                if isinstance(t, torch.Tensor) and t.shape == p.shape)
+    return (sum(p.nbytes for p in params) + sum(p.grad.nbytes for p in params) + state
+            + sum(a.nbytes for a in activations))
 
 
 @pytest.mark.points(2)
@@ -168,10 +230,13 @@ def test_num_parameters_and_memory(student):
     got = student.probe("cruncher.cruncher_num_parameters", cases=cases)
     assert_cases(got, [layers * dim * dim + dim for dim, layers in cases], "cruncher_num_parameters",
                  lambda i: f"dim {cases[i][0]}, num_layers {cases[i][1]}")
-    cases = [(2, 64, 2, "adagrad"), (2, 64, 2, "sgd"), (2, 64, 2, "adam"), (32, 1024, 8, "adamw"),
+    cases = [(2, 64, 2, "adagrad"), (2, 64, 2, "sgd"), (2, 64, 2, "adam"), (32, 96, 8, "adamw"),
              (8, 16, 3, "rmsprop")]
     got = student.probe("cruncher.cruncher_memory_bytes", cases=cases)
     assert_cases(got, [memory_want(*c) for c in cases], "cruncher_memory_bytes",
                  lambda i: "batch {}, dim {}, num_layers {}, optimizer {!r}".format(*cases[i]))
+    got = student.probe("cruncher.cruncher_memory_bytes_default", batch=4, dim=16, num_layers=3)
+    assert_cases([got], [memory_want(4, 16, 3, "adagrad")], "cruncher_memory_bytes(4, 16, 3) without an optimizer",
+                 lambda i: "the default optimizer (AdaGrad)")
     student.raises("cruncher.cruncher_memory_bytes_one", "ValueError", batch=2, dim=64, num_layers=2,
                    optimizer="lion")
