@@ -187,6 +187,8 @@ def _module_level(tree: ast.Module) -> list[ast.AST]:
 
     def visit(stmts: list[ast.stmt]) -> None:
         for stmt in stmts:
+            if _is_main_guard(stmt):
+                continue  # `if __name__ == "__main__":` never runs when the module is imported
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 a = stmt.args
                 out.extend(stmt.decorator_list)
@@ -205,8 +207,21 @@ def _module_level(tree: ast.Module) -> list[ast.AST]:
     return out
 
 
-def _all_defs(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
-    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+def _is_main_guard(stmt: ast.stmt) -> bool:
+    """`if __name__ == "__main__":` (either order of the comparison)."""
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare) or len(stmt.test.ops) != 1:
+        return False
+    sides = [stmt.test.left, *stmt.test.comparators]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return isinstance(stmt.test.ops[0], ast.Eq) and len(names) == 1 and len(consts) == 1
+
+
+def _all_defs(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """Every def and class of a module, at any depth, except those under a `__main__` guard."""
+    body = [s for s in tree.body if not _is_main_guard(s)]
+    return [n for n in ast.walk(ast.Module(body=body, type_ignores=[]))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
 
 def _imported_submission_modules(nodes: Iterable[ast.AST], modules: set[str]) -> set[str]:
