@@ -58,7 +58,9 @@ def same_storage(x: torch.Tensor, y: torch.Tensor) -> bool:
     A slice that starts at a later element, a transpose, or any other view of ``x`` shares
     its storage; ``x.clone()`` or ``x.contiguous()`` of a non-contiguous tensor does not.
     Compare the storages themselves, not the first-element addresses (``x[1:]`` starts at a
-    different address but shares ``x``'s storage).
+    different address but shares ``x``'s storage).  Tensors can share a storage without one
+    being made from the other by a view op: ``x.detach()``, or ``torch.from_numpy(a)`` called
+    twice on the same numpy array, give tensors with no ``_base`` link that still share it.
 
     Returns:
         ``bool``.
@@ -72,14 +74,18 @@ def transpose_view(x: torch.Tensor, dim0: int, dim1: int) -> torch.Tensor:
 
     Swapping two dimensions swaps their sizes *and* their strides; nothing in the storage
     moves.  Build the result with ``x.as_strided(size, stride, storage_offset)`` and keep
-    ``x``'s storage offset (a slice like ``x[1:]`` does not start at position 0).
-    Negative dims count from the end, as in torch (-1 is the last dimension).
+    ``x``'s storage offset (a slice like ``x[1:]`` does not start at position 0).  The input
+    may be non-contiguous (sliced, stepped, permuted): never copy it.
+    Negative dims count from the end, as in torch (-1 is the last dimension).  A 0-dimensional
+    tensor accepts the dims 0 and -1, as in torch, and its result is a 0-d view of it.
 
-    Rules (checked by reading your code): do not call ``transpose``, ``permute``, ``t``,
-    ``mT``/``T``, ``swapaxes``/``swapdims`` or ``movedim``.
+    Rules (checked by reading your code, and any of your code it reaches): do not use
+    ``transpose``, ``permute``, ``t``, ``T``, ``mT``, ``H``, ``mH``, ``adjoint``, ``swapaxes``,
+    ``swapdims`` or ``movedim``.
 
     Returns:
-        A tensor equal to ``x.transpose(dim0, dim1)`` that shares ``x``'s storage.
+        A tensor equal to ``x.transpose(dim0, dim1)`` that shares ``x``'s storage, with the
+        same storage offset and strides as torch's own ``x.transpose(dim0, dim1)``.
     """
     # YOUR CODE HERE
     raise NotImplementedError()
@@ -91,7 +97,8 @@ def can_view(x: torch.Tensor, shape: tuple[int, ...]) -> bool:
     Decide it from ``x.shape`` and ``x.stride()`` alone.  The rule torch follows:
 
     1. ``shape`` may hold one -1, inferred from ``x.numel()``; the element counts must match
-       (otherwise False).
+       (otherwise False).  As in torch, two -1s, any other negative size, or a -1 next to a
+       size 0 (its value could be anything, e.g. ``(0, -1)``) give False.
     2. Split ``x``'s dimensions into *chunks*: maximal runs of neighbouring dimensions that
        are contiguous with each other, i.e. ``stride[d] == stride[d+1] · size[d+1]``.
        Dimensions of size 1 never break a chunk (their stride does not matter).
@@ -104,8 +111,9 @@ def can_view(x: torch.Tensor, shape: tuple[int, ...]) -> bool:
     Example: ``torch.zeros(4, 6).t()`` has shape (6, 4), stride (1, 6): two chunks, (6) and
     (4).  (3, 2, 4) is viewable (6 splits into 3·2), (24,) and (4, 6) are not.
 
-    Rules (checked by reading your code): do not call ``view``, ``reshape``, ``view_as``,
-    ``flatten`` or ``unflatten`` (that would be asking torch instead of deciding).
+    Rules (checked by reading your code, and any of your code it reaches): do not use
+    ``view``, ``reshape``, ``view_as``, ``reshape_as``, ``flatten``, ``unflatten`` or
+    ``_reshape_alias`` (that would be asking torch instead of deciding).
 
     Args:
         x: any tensor.
@@ -124,8 +132,9 @@ def sliding_windows(x: torch.Tensor, size: int, step: int) -> torch.Tensor:
 
     Row ``i`` of the result is ``x[i·step : i·step + size]``; there are
     ``(len(x) − size) // step + 1`` windows (a tail too short for a full window is dropped).
-    The result must share ``x``'s storage (use ``as_strided`` with the right strides and
-    ``x``'s storage offset); no element may be copied.
+    The result must share ``x``'s storage (use ``as_strided`` with the strides ``(step·s, s)``,
+    where ``s`` is ``x``'s stride, and ``x``'s storage offset: exactly the view
+    ``x.unfold(0, size, step)`` is); no element may be copied.
 
     Args:
         x: a 1-D tensor, possibly itself a strided view (e.g. ``y[::2]``).

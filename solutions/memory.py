@@ -58,7 +58,9 @@ def float_format(dtype: torch.dtype) -> tuple[int, int, int]:
     number can get) and M mantissa bits (the precision: the fraction after the implicit
     leading 1).  float32 is (1, 8, 23): 32 bits in all.  Support float64, float32, float16,
     bfloat16, float8_e4m3fn and float8_e5m2.  bfloat16 keeps float32's range and gives up
-    precision; float16 does the opposite, which is why it underflows so easily.
+    precision; float16 does the opposite, which is why it underflows so easily.  The two
+    float8 formats trade in opposite directions: e4m3 has more precision and less range
+    (largest 448), e5m2 more range and less precision (largest 57344).
 
     Hint: ``torch.finfo(dtype)`` knows ``bits`` and ``eps``; ``eps`` is the gap between 1.0
     and the next representable number, ``2 ** -M``.  Or work the numbers out from the
@@ -71,7 +73,10 @@ def float_format(dtype: torch.dtype) -> tuple[int, int, int]:
         A tuple of three ``int``: (sign bits, exponent bits, mantissa bits).
 
     Raises:
-        ValueError: for any other dtype (integer and bool dtypes, complex, other float8 types).
+        ValueError: for any other dtype: integer and bool dtypes, complex, and the other
+        low-precision float types torch has (``float8_e4m3fnuz``, ``float8_e5m2fnuz``,
+        ``float8_e8m0fnu``, ``float4_e2m1fn_x2``, ...).  Check the dtype against the six
+        supported ones, not whether it is a floating-point type.
     """
     ### BEGIN SOLUTION
     formats = {
@@ -92,10 +97,23 @@ def rounds_to_zero(value: float, dtype: torch.dtype) -> bool:
     """Return True if the nonzero number `value` becomes exactly 0 when stored in `dtype`.
 
     This is underflow: 1e-8 is below the smallest float16 number (about 6e-8, a subnormal),
-    so ``rounds_to_zero(1e-8, torch.float16)`` is True, while bfloat16 reaches down to about
-    1e-38 and ``rounds_to_zero(1e-8, torch.bfloat16)`` is False.  Subnormal numbers count as
+    so ``rounds_to_zero(1e-8, torch.float16)`` is True, while bfloat16's normal numbers reach
+    down to about 1.2e-38 (its subnormals to 2^-133, about 9.2e-41) and
+    ``rounds_to_zero(1e-8, torch.bfloat16)`` is False.  Subnormal numbers count as
     representable: 1e-6 in float16 does not round to zero even though it is below the
     smallest *normal* float16 (about 6.1e-5).  Use round-to-nearest, as a tensor conversion does.
+
+    At the boundary: let ``s`` be the smallest positive (subnormal) number of `dtype`.  A value
+    with ``|value| < s/2`` rounds to 0; one with ``s/2 < |value| < s`` rounds *up* to ``s`` (not
+    zero); one exactly at ``s/2`` is a tie, and round-half-to-even sends it to 0 (0 is the even
+    neighbour).  The sign does not matter: -1e-8 in float16 rounds to (minus) zero too.
+
+    Every floating-point dtype torch has counts, the float8 ones included: the ``fnuz`` formats
+    (``float8_e4m3fnuz``, ``float8_e5m2fnuz``) have no negative zero but round to 0 the same way;
+    ``float8_e8m0fnu`` (exponent bits only, used for scale factors) has no zero at all, so
+    nothing rounds to zero in it.  Converting a tensor handles all of these for you; a formula
+    built on ``torch.finfo`` must take care (``finfo(float8_e5m2fnuz).eps`` is 0.125, not
+    2**-2, and ``finfo`` does not tell that e8m0 has no zero).
 
     Args:
         value: a Python float (positive or negative).

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from grader.expect import assert_tensor, assert_type
 from tests.probes._tensors import build
 
 
@@ -89,13 +91,49 @@ def sliding_reference(spec: dict[str, Any], size: int, step: int) -> torch.Tenso
 
 
 def describe_spec(spec: dict[str, Any]) -> str:
+    """Plain words for a tensor description: how it was made, then its shape, strides and offset."""
     text = f"a tensor of shape {tuple(spec['shape'])}"
+    if spec.get("as_strided") is not None:
+        size, stride, offset = spec["as_strided"]
+        text = f"as_strided(size={tuple(size)}, stride={tuple(stride)}, offset={offset}) of a {spec['shape'][0]}-element storage"
     if spec.get("permute") is not None and spec["permute"] != sorted(spec["permute"]):
         text += f" permuted to {tuple(spec['permute'])}"
     if spec.get("slices"):
         text += " sliced [" + ", ".join(f"{a}:{b}:{c}" for a, b, c in spec["slices"]) + "]"
+    if spec.get("then"):
+        text += " then " + ", ".join(spec["then"])
     x = build(spec)
-    return text + f" (shape {tuple(x.shape)}, stride {x.stride()})"
+    return text + f" (shape {tuple(x.shape)}, stride {x.stride()}, storage offset {x.storage_offset()})"
+
+
+def describe_view_case(spec: dict[str, Any], shape: list[int]) -> str:
+    """A can_view case in words: the tensor (shape, strides, storage offset) and the target shape."""
+    return f"{describe_spec(spec)} viewed as {tuple(shape)}"
+
+
+def strided_spec(size: list[int], stride: list[int], offset: int) -> dict[str, Any]:
+    """The description of ``as_strided(size, stride, offset)`` of an arange storage just big enough."""
+    extent = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else offset + 1
+    return {"shape": [extent], "dtype": "float32", "as_strided": [list(size), list(stride), offset]}
+
+
+def check_view_of(got: Any, spec: dict[str, Any], want_of: Callable[[torch.Tensor], torch.Tensor], what: str) -> None:
+    """`got` is {"input": x, "result": y} from one probe reply.  y must equal want_of(x) (torch's own op,
+    applied here to the very input the student's code saw) in values, and be a zero-copy view of it:
+    the same storage, the same storage offset and strides as torch's own result."""
+    assert_type(got, dict, what)
+    x, y = got.get("input"), got.get("result")
+    assert_type(x, torch.Tensor, f"{what}: the input")
+    assert_tensor(x, build(spec), f"{what}: the input after the call (it must not be modified)")
+    want = want_of(x)
+    assert_tensor(y, want, what)
+    if y.untyped_storage().data_ptr() != x.untyped_storage().data_ptr():
+        raise AssertionError(f"{what}: expected a view sharing x's storage, got a tensor with its own storage (a copy)")
+    if y.storage_offset() != want.storage_offset():
+        raise AssertionError(f"{what}: expected storage offset {want.storage_offset()} (as torch's own op gives), "
+                             f"got {y.storage_offset()}")
+    if tuple(y.stride()) != tuple(want.stride()):
+        raise AssertionError(f"{what}: expected strides {tuple(want.stride())} (as torch's own op gives), got {tuple(y.stride())}")
 
 
 def prod(xs: list[int]) -> int:

@@ -53,3 +53,183 @@ def bytes_per_parameter_adam_one_moment(optimizer, mixed_precision=False):
 @mutant(replaces="max_trainable_parameters", why="forgets that the state is spread over all GPUs")
 def max_trainable_parameters_one_gpu(gpu_bytes, num_gpus, bytes_per_param):
     return gpu_bytes / bytes_per_param
+
+
+# ---- breaking pass, 2026-11-22 (written before reading the tests) ----
+
+
+@mutant(replaces="get_memory_usage", why="counts the storage a view pins instead of the view's own elements")
+def usage_counts_storage(x):
+    return x.untyped_storage().nbytes()
+
+
+@mutant(replaces="get_memory_usage", why="reduce over the shape without an initial value: crashes on a 0-d tensor")
+def usage_reduce_no_initial(x):
+    import functools
+    return functools.reduce(lambda a, b: a * b, x.shape) * x.element_size()
+
+
+@mutant(replaces="get_memory_usage", why="bits from finfo/iinfo: bool (and complex) dtypes are not handled")
+def usage_bits_from_info(x):
+    info = torch.finfo(x.dtype) if x.dtype.is_floating_point else torch.iinfo(x.dtype)
+    return x.numel() * info.bits // 8
+
+
+@mutant(replaces="get_memory_usage", why="x.view(-1) to count: raises on a non-viewable (transposed) tensor")
+def usage_view_flat(x):
+    return x.view(-1).shape[0] * x.element_size()
+
+
+@mutant(replaces="storage_bytes", why="follows ._base: a detach()ed slice or from_numpy tensor has no _base")
+def storage_via_base(x):
+    root = x._base if x._base is not None else x
+    return root.numel() * root.element_size()
+
+
+@mutant(replaces="storage_bytes", why="the extent the view reaches (offset + last element), not the storage size")
+def storage_extent(x):
+    if x.numel() == 0:
+        return 0
+    last = x.storage_offset() + sum((n - 1) * s for n, s in zip(x.shape, x.stride()))
+    return (last + 1) * x.element_size()
+
+
+@mutant(replaces="storage_bytes", why="elements x element size when contiguous: wrong for a contiguous slice big[:2]")
+def storage_contig_shortcut(x):
+    if x.is_contiguous():
+        return x.numel() * x.element_size()
+    return x.untyped_storage().nbytes()
+
+
+@mutant(replaces="float_format", why="derived from finfo for any float dtype: the fnuz/e8m0 float8 types do not raise")
+def format_from_finfo(dtype):
+    import math
+    if not dtype.is_floating_point:
+        raise ValueError(dtype)
+    info = torch.finfo(dtype)
+    m = round(-math.log2(info.eps))
+    return (1, info.bits - 1 - m, m)
+
+
+@mutant(replaces="float_format", why="parses float8_eXmY from the name: accepts the fnuz variants")
+def format_from_name(dtype):
+    table = {torch.float64: (1, 11, 52), torch.float32: (1, 8, 23), torch.float16: (1, 5, 10),
+             torch.bfloat16: (1, 8, 7)}
+    if dtype in table:
+        return table[dtype]
+    name = str(dtype).removeprefix("torch.")
+    if name.startswith("float8_e") and "m" in name:
+        e, m = name[len("float8_e"):].split("m", 1)
+        return (1, int(e), int(m[0]))
+    raise ValueError(dtype)
+
+
+@mutant(replaces="float_format", why="e4m3 read backwards: float8_e4m3fn and float8_e5m2 swapped")
+def format_float8_swapped(dtype):
+    formats = {torch.float64: (1, 11, 52), torch.float32: (1, 8, 23), torch.float16: (1, 5, 10),
+               torch.bfloat16: (1, 8, 7), torch.float8_e4m3fn: (1, 5, 2), torch.float8_e5m2: (1, 4, 3)}
+    if dtype not in formats:
+        raise ValueError(dtype)
+    return formats[dtype]
+
+
+@mutant(replaces="float_format", why="torch.finfo's TypeError escapes for integer dtypes instead of ValueError")
+def format_int_typeerror(dtype):
+    info = torch.finfo(dtype)
+    formats = {torch.float64: (1, 11, 52), torch.float32: (1, 8, 23), torch.float16: (1, 5, 10),
+               torch.bfloat16: (1, 8, 7), torch.float8_e4m3fn: (1, 4, 3), torch.float8_e5m2: (1, 5, 2)}
+    if dtype not in formats:
+        raise ValueError(f"{dtype} {info.bits}")
+    return formats[dtype]
+
+
+@mutant(replaces="rounds_to_zero", why="below the smallest NORMAL counts as zero: subnormals treated as lost")
+def rtz_below_tiny(value, dtype):
+    return value != 0.0 and abs(value) < torch.finfo(dtype).tiny
+
+
+@mutant(replaces="rounds_to_zero", why="below the smallest subnormal counts as zero: values in (s/2, s) round up to s")
+def rtz_below_subnormal(value, dtype):
+    if value == 0.0:
+        return False
+    m = {torch.float64: 52, torch.float32: 23, torch.float16: 10, torch.bfloat16: 7}.get(dtype)
+    if m is None:
+        return bool(torch.tensor(value, dtype=torch.float64).to(dtype).item() == 0.0)
+    return abs(value) < torch.finfo(dtype).tiny * 2.0 ** -m
+
+
+@mutant(replaces="rounds_to_zero", why="strictly below half the smallest subnormal: the exact half ties to even, i.e. to 0")
+def rtz_half_not_zero(value, dtype):
+    if value == 0.0:
+        return False
+    m = {torch.float64: 52, torch.float32: 23, torch.float16: 10, torch.bfloat16: 7}.get(dtype)
+    if m is None:
+        return bool(torch.tensor(value, dtype=torch.float64).to(dtype).item() == 0.0)
+    return abs(value) < torch.finfo(dtype).tiny * 2.0 ** -m / 2
+
+
+@mutant(replaces="rounds_to_zero", why="torch.tensor(value) is float32 first: a float64 subnormal like 1e-320 is lost")
+def rtz_via_float32(value, dtype):
+    if value == 0.0:
+        return False
+    return bool(torch.tensor(value).to(dtype).item() == 0.0)
+
+
+@mutant(replaces="rounds_to_zero", why="0.0 reported as rounding to zero")
+def rtz_zero_true(value, dtype):
+    return bool(torch.tensor(value, dtype=torch.float64).to(dtype).item() == 0.0)
+
+
+@mutant(replaces="rounds_to_zero", why="compares the signed value: every negative value 'rounds to zero'")
+def rtz_signed(value, dtype):
+    if value == 0.0:
+        return False
+    return value <= torch.finfo(dtype).tiny * torch.finfo(dtype).eps / 2
+
+
+@mutant(replaces="bytes_per_parameter", why="mixed precision forgets the fp32 master copy")
+def bpp_no_master(optimizer, mixed_precision=False):
+    state = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
+    if optimizer not in state:
+        raise ValueError(optimizer)
+    return (2 + 2 if mixed_precision else 4 + 4) + 4 * state[optimizer]
+
+
+@mutant(replaces="bytes_per_parameter", why="unknown names fall back to sgd instead of raising ValueError")
+def bpp_unknown_default(optimizer, mixed_precision=False):
+    state = {"adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}.get(optimizer, 0)
+    return (2 + 2 + 4 if mixed_precision else 4 + 4) + 4 * state
+
+
+@mutant(replaces="max_trainable_parameters", why="floor division: drops the fraction")
+def napkin_floor(gpu_bytes, num_gpus, bytes_per_param):
+    return float(gpu_bytes * num_gpus // bytes_per_param)
+
+
+# ---- second round (after reading the tests) ----
+
+
+@mutant(replaces="float_format", why="a table lookup that lets KeyError escape for unsupported float types")
+def format_keyerror(dtype):
+    if not dtype.is_floating_point:
+        raise ValueError(dtype)
+    return {torch.float64: (1, 11, 52), torch.float32: (1, 8, 23), torch.float16: (1, 5, 10),
+            torch.bfloat16: (1, 8, 7), torch.float8_e4m3fn: (1, 4, 3), torch.float8_e5m2: (1, 5, 2)}[dtype]
+
+
+@mutant(replaces="rounds_to_zero", why="closed form from finfo's eps for every type: e8m0fnu has no zero (and e5m2fnuz's eps is not 2**-M)")
+def rtz_closed_form_finfo(value, dtype):
+    import math
+    if value == 0.0:
+        return False
+    info = torch.finfo(dtype)
+    return abs(value) <= math.ldexp(info.tiny, -round(-math.log2(info.eps))) / 2
+
+
+@mutant(replaces="rounds_to_zero", why="converts through float32 for the low-precision types only, float64 directly: wrong for float32's own subnormal tie")
+def rtz_float32_tie_up(value, dtype):
+    if value == 0.0:
+        return False
+    if dtype == torch.float32:
+        return abs(value) < 2.0 ** -150
+    return bool(torch.tensor(value, dtype=torch.float64).to(dtype).item() == 0.0)

@@ -21,7 +21,10 @@ def rounds_to_zero(impl, cases):
     return [impl.memory.rounds_to_zero(value, dtype_of(dtype)) for value, dtype in cases]
 
 
-def bytes_per_parameter(impl, optimizer, mixed_precision=False):
+def bytes_per_parameter(impl, optimizer, mixed_precision=None):
+    """mixed_precision=None calls without it (the default)."""
+    if mixed_precision is None:
+        return impl.memory.bytes_per_parameter(optimizer)
     return impl.memory.bytes_per_parameter(optimizer, mixed_precision=mixed_precision)
 
 

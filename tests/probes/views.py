@@ -1,42 +1,63 @@
-"""Probes for the `views` module."""
+"""Probes for the `views` module.
+
+Zero-copy questions are answered with observations: the input and the result travel back in
+ONE reply (torch.save keeps storage sharing inside one object), and the trusted test compares
+their storages, offsets and strides itself.
+"""
 
 from __future__ import annotations
+
+import torch
 
 from tests.probes._tensors import build, derive
 
 
-def _shares(result, x) -> bool:
-    return result.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
-
-
 def element_offset(impl, cases):
-    return [impl.views.element_offset(tuple(stride), tuple(index), offset) for stride, index, offset in cases]
+    """cases: [stride, index, storage offset]; an offset of None calls without it (the default)."""
+    return [impl.views.element_offset(tuple(stride), tuple(index)) if offset is None
+            else impl.views.element_offset(tuple(stride), tuple(index), offset) for stride, index, offset in cases]
 
 
 def contiguous_strides(impl, shapes):
     return [impl.views.contiguous_strides(tuple(shape)) for shape in shapes]
 
 
+def _pair(spec, op):
+    """(x, y) for a same-storage question; "from_numpy_twice" wraps one numpy array twice."""
+    if op == "from_numpy_twice":
+        array = build(spec).numpy()
+        return torch.from_numpy(array), torch.from_numpy(array)
+    x = build(spec)
+    return x, derive(x, op)
+
+
 def same_storage(impl, cases):
     out = []
     for spec, op in cases:
-        x = build(spec)
-        out.append(impl.views.same_storage(x, derive(x, op)))
+        x, y = _pair(spec, op)
+        out.append(impl.views.same_storage(x, y))
     return out
 
 
-def transpose_view(impl, spec, dim0, dim1):
-    x = build(spec)
-    result = impl.views.transpose_view(x, dim0, dim1)
-    return {"value": result.clone(), "stride": list(result.stride()), "offset": result.storage_offset(),
-            "shares": _shares(result, x)}
+def transpose_view(impl, cases):
+    """cases: [spec, dim0, dim1] each; one {"input", "result"} per case."""
+    out = []
+    for spec, dim0, dim1 in cases:
+        x = build(spec)
+        out.append({"input": x, "result": impl.views.transpose_view(x, dim0, dim1)})
+    return out
 
 
 def can_view(impl, cases):
     return [impl.views.can_view(build(spec), tuple(shape)) for spec, shape in cases]
 
 
-def sliding_windows(impl, spec, size, step):
-    x = build(spec)
-    result = impl.views.sliding_windows(x, size, step)
-    return {"value": result.clone(), "shares": _shares(result, x)}
+def sliding_windows(impl, cases):
+    """cases: [spec, size, step] each; one {"input", "result"} per case."""
+    out = []
+    for spec, size, step in cases:
+        x = build(spec)
+        out.append({"input": x, "result": impl.views.sliding_windows(x, size, step)})
+    return out
+
+
