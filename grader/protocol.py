@@ -34,46 +34,54 @@ class BoundaryError(Exception):
 def check_data(value: Any, path: str = "result") -> None:
     """Raise BoundaryError unless `value` is plain data: tensors, scalars, and containers of them.
 
-    The walk is iterative and bounded (nodes, depth, tensor elements, string length); a
-    container reached twice (shared sub-lists, cycles) is refused, so a small reply cannot make
-    the trusted side walk an exponentially large structure.  Each tensor must lie inside its
-    own storage (no strides that read past it)."""
+    The walk is iterative and bounded (nodes, depth, tensor elements, string length).  A
+    container reached twice is walked (and counted) again: a correct implementation may well
+    return one cached tuple for two equal cases, but a small reply that describes a huge
+    structure through shared sub-lists (2**40 items in a few KB), or a cycle, runs into the node
+    or depth bound at once and is refused.  Each tensor must lie inside its own storage (no
+    strides that read past it)."""
     nodes, elements = 0, 0
-    seen: set[int] = set()
-    todo: list[tuple[Any, str, int]] = [(value, path, 0)]
+    todo: list[tuple[Any, int, Any]] = [(value, 0, None)]  # (value, depth, (parent entry, key)): paths built on error
+
+    def where(trail: Any) -> str:
+        keys = []
+        while trail is not None and len(keys) < 12:
+            trail, key = trail
+            keys.append(f"[{str(key)[:40]!r}]" if isinstance(key, str) else f"[{key}]")
+        return (path + "".join(reversed(keys)) + ("..." if trail is not None else ""))[:200]
+
     while todo:
-        v, where, depth = todo.pop()
+        v, depth, trail = todo.pop()
         nodes += 1
         if nodes > MAX_NODES:
             raise BoundaryError(f"{path} has more than {MAX_NODES} items")
         if depth > MAX_DEPTH:
-            raise BoundaryError(f"{where[:200]} is nested deeper than {MAX_DEPTH} levels")
+            raise BoundaryError(f"{where(trail)} is nested deeper than {MAX_DEPTH} levels")
         t = type(v)
         if t is torch.Tensor:
             elements += v.numel()
             if elements > MAX_ELEMENTS:
                 raise BoundaryError(f"{path} holds more than {MAX_ELEMENTS} tensor elements")
-            _check_tensor_bounds(v, where)
+            _check_tensor_bounds(v, where(trail))
             continue
         if t is str:
             if len(v) > MAX_STRING:
-                raise BoundaryError(f"{where[:200]} is a string of more than {MAX_STRING} characters")
+                raise BoundaryError(f"{where(trail)} is a string of more than {MAX_STRING} characters")
             continue
         if t in _SCALARS:
             continue
         if t in (list, tuple, dict):
-            if id(v) in seen:
-                raise BoundaryError(f"{where[:200]} repeats a container (shared or cyclic structure)")
-            seen.add(id(v))
+            if nodes + len(todo) + len(v) > MAX_NODES:
+                raise BoundaryError(f"{path} has more than {MAX_NODES} items")
             if t is dict:
                 for key, item in v.items():
                     if type(key) not in (str, int):
-                        raise BoundaryError(f"{where[:200]} has a key of type {type(key).__name__}")
-                    todo.append((item, f"{where}[{str(key)[:40]!r}]", depth + 1))
+                        raise BoundaryError(f"{where(trail)} has a key of type {type(key).__name__}")
+                    todo.append((item, depth + 1, (trail, key)))
             else:
-                todo.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(v))
+                todo.extend((item, depth + 1, (trail, i)) for i, item in enumerate(v))
             continue
-        raise BoundaryError(f"{where[:200]} is a {t.__module__}.{t.__qualname__}, not plain data")
+        raise BoundaryError(f"{where(trail)} is a {t.__module__}.{t.__qualname__}, not plain data")
 
 
 def _check_tensor_bounds(t: torch.Tensor, where: str) -> None:
@@ -101,12 +109,33 @@ def decode(payload: bytes, max_bytes: int = MAX_REPLY_BYTES) -> Any:
     """Decode a reply safely: size cap, `weights_only=True`, then a structural type check."""
     if len(payload) > max_bytes:
         raise BoundaryError(f"reply of {len(payload)} bytes exceeds the {max_bytes}-byte cap")
+    _check_archive(payload, max_bytes)
     try:
         value = torch.load(io.BytesIO(payload), weights_only=True, map_location="cpu")
     except Exception as exc:  # any decoding failure is a garbage reply
         raise BoundaryError(f"undecodable reply: {type(exc).__name__}: {exc}") from None
     check_data(value)
     return value
+
+
+def _check_archive(payload: bytes, max_bytes: int) -> None:
+    """`torch.save` writes a zip archive of *stored* (uncompressed) records.  torch.load would also
+    inflate deflated records, in full, before checking them against the tensor they belong to: a
+    9 MB reply could make the trusted side allocate 2 GiB.  So a reply must be a zip archive whose
+    records are all stored, adding up to no more than the cap."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+            total = 0
+            for info in archive.infolist():
+                if info.compress_type != zipfile.ZIP_STORED:
+                    raise BoundaryError(f"reply record {info.filename[:80]!r} is compressed (torch.save never compresses)")
+                total += info.file_size
+                if total > max_bytes:
+                    raise BoundaryError(f"reply records add up to more than the {max_bytes}-byte cap")
+    except zipfile.BadZipFile:
+        raise BoundaryError("undecodable reply: not a torch.save archive") from None
 
 
 @dataclass(frozen=True)

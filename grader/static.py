@@ -34,6 +34,22 @@ BREACH_NAMES = frozenset({
     "__defaults__", "attrgetter", "methodcaller", "f_globals", "f_locals", "f_back", "f_builtins", "f_code",
     "currentframe", "_getframe", "resolve_name", "import_module", "get_referrers", "get_referents",
     "get_objects", "breakpoint", "__kit_tripwire__",
+    # string-to-object lookups outside the usual suspects (found by a red-team pass)
+    "get_type_hints", "ForwardRef", "_eval_type", "get_field", "Formatter",
+    # autograd's engine and the saved-tensor hooks behind the runtime tripwire
+    "_C", "_ImperativeEngine", "_execution_engine", "run_backward", "_EngineBase",
+    "saved_tensors_hooks", "disable_saved_tensors_hooks",
+    # other processes computing for the function
+    "system", "popen", "spawnv", "spawnl", "execv", "execl", "execvp", "execlp", "fork", "posix_spawn",
+})
+#: The only modules code under a rule may import (besides the submission's own): plain
+#: computation.  Anything else (string, pickle, logging, sys, subprocess, ...) can turn a string
+#: into an object or run code elsewhere, and no list of forbidden names can follow it there.
+ALLOWED_IMPORTS = frozenset({
+    "__future__", "torch", "einops", "jaxtyping", "beartype", "numpy", "math", "cmath", "typing", "collections",
+    "dataclasses", "functools", "itertools", "operator", "numbers", "abc", "enum", "warnings", "time", "timeit",
+    "os", "random", "tempfile", "pathlib", "io", "contextlib", "statistics", "copy", "fractions", "decimal",
+    "heapq", "bisect", "json", "csv", "shutil", "glob", "struct", "hashlib", "sys", "array",
 })
 #: Modules whose import alone is a breach (they exist to look things up dynamically).
 BREACH_MODULES = frozenset({"importlib", "pkgutil", "gc", "ctypes", "inspect", "builtins", "runpy", "code",
@@ -253,7 +269,14 @@ def _names(node: ast.AST) -> set[str]:
     return out
 
 
-def _breaches(node: ast.AST, file: str) -> list[str]:
+def _private_torch(n: ast.Attribute) -> bool:
+    """`torch._C`, `torch.Tensor._make_subclass`: torch's private internals (not its dunders)."""
+    parts = dotted_name(n).split(".")
+    return parts[0] == "torch" and any(p.startswith("_") and not (p.startswith("__") and p.endswith("__"))
+                                       for p in parts[1:])
+
+
+def _breaches(node: ast.AST, file: str, modules: frozenset[str] = frozenset()) -> list[str]:
     found = []
     for n in ast.walk(node):
         name = None
@@ -265,11 +288,15 @@ def _breaches(node: ast.AST, file: str) -> list[str]:
             name = "sys.modules"
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in ("__getattr__", "__getattribute__"):
             name = f"def {n.name}"
+        elif isinstance(n, ast.Attribute) and _private_torch(n):
+            name = dotted_name(n)
         elif isinstance(n, ast.Import):
-            name = next((a.name for a in n.names if a.name.split(".")[0] in BREACH_MODULES), None)
+            name = next((a.name for a in n.names if a.name.split(".")[0] in BREACH_MODULES
+                         or a.name.split(".")[0] not in ALLOWED_IMPORTS and a.name.split(".")[0] not in modules), None)
             name = f"import {name}" if name else None
-        elif isinstance(n, ast.ImportFrom) and n.module and (n.module.split(".")[0] in BREACH_MODULES or any(
-                a.name in BREACH_NAMES or (n.module == "sys" and a.name == "modules") for a in n.names)):
+        elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module and (
+                n.module.split(".")[0] in BREACH_MODULES or n.module.split(".")[0] not in ALLOWED_IMPORTS
+                or any(a.name in BREACH_NAMES or (n.module == "sys" and a.name == "modules") for a in n.names)):
             name = f"from {n.module} import"
         if name is not None:
             found.append(f"{name} ({file}:{getattr(n, 'lineno', '?')})")
@@ -319,7 +346,7 @@ def build_scope(sources: dict[str, bytes | str], module: str, qualname: str) -> 
     while todo:
         file, node = todo.pop()
         scope.nodes.append(node)
-        scope.breaches.extend(_breaches(node, f"{file}.py"))
+        scope.breaches.extend(_breaches(node, f"{file}.py", frozenset(trees)))
         for other in _imported_submission_modules([node], set(trees)):
             add_file(other)
         new = _names(node) - referenced
@@ -334,9 +361,52 @@ def build_scope(sources: dict[str, bytes | str], module: str, qualname: str) -> 
                 for d in defs[other]:
                     if d.name in referenced and id(d) not in seen:
                         add(other, d)
+    for name, tree in trees.items():
+        scope.breaches.extend(global_breaches(tree, f"{name}.py"))
     scope.files = sorted(f"{f}.py" for f in files)
     scope.breaches = sorted(set(scope.breaches))
     return scope
+
+
+def global_breaches(tree: ast.Module, file: str) -> list[str]:
+    """What no file of a submission may do, wherever it is, because it changes what *other* code
+    (a ruled function, the probes) sees at run time: assign to an attribute of an imported module
+    or class (`torch.Tensor.swap = torch.Tensor.transpose`; `torch.backends.*` settings are fine),
+    `setattr`/`vars()`/`__dict__` on one, or import the kit's own packages (`grader`, `tests`)."""
+    imported: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            imported.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, ast.ImportFrom) and n.level == 0:
+            imported.update(a.asname or a.name for a in n.names)
+    found = []
+
+    def rooted(expr: ast.AST) -> bool:
+        chain = dotted_name(expr)
+        return chain.split(".")[0] in imported and not chain.startswith("torch.backends")
+
+    for stmt in tree.body:  # a module-level __getattr__ hands out names no reading can follow (PEP 562)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in ("__getattr__", "__dir__"):
+            found.append(f"def {stmt.name} at module level ({file}:{stmt.lineno})")
+    for n in ast.walk(tree):
+        where = f"({file}:{getattr(n, 'lineno', '?')})"
+        targets: list[ast.AST] = []
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = list(n.targets) if isinstance(n, (ast.Assign, ast.Delete)) else [n.target]
+        for t in targets:
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Attribute) and rooted(sub.value):
+                    found.append(f"monkeypatches {dotted_name(sub)} {where}")
+                elif isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Attribute) and rooted(sub.value):
+                    found.append(f"monkeypatches {dotted_name(sub.value)}[...] {where}")
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr", "vars") \
+                and n.args and rooted(n.args[0]):
+            found.append(f"{n.func.id}({dotted_name(n.args[0])}, ...) {where}")
+        if isinstance(n, ast.Import) and any(a.name.split(".")[0] in ("grader", "tests") for a in n.names):
+            found.append(f"imports the grader's own code {where}")
+        if isinstance(n, ast.ImportFrom) and n.level == 0 and (n.module or "").split(".")[0] in ("grader", "tests"):
+            found.append(f"imports the grader's own code {where}")
+    return found
 
 
 def read_sources(folder: Path) -> dict[str, bytes]:

@@ -157,14 +157,33 @@ def _rebind_aliases() -> None:
                     pass
 
 
+#: The wire `watch(autograd_graph=True)` adds when autograd records a graph inside the block.
+AUTOGRAD_GRAPH = "torch.autograd.graph (a tensor was saved for a backward pass)"
+
+
 @contextlib.contextmanager
-def watch() -> Iterator[set[str]]:
-    """Collect the wire names reached inside the block (on any thread)."""
+def watch(autograd_graph: bool = False) -> Iterator[set[str]]:
+    """Collect the wire names reached inside the block (on any thread).
+
+    With `autograd_graph`, also notice autograd *recording* a graph at all: a saved-tensor hook
+    (``torch.autograd.graph.saved_tensors_hooks``) sees every tensor an op saves for a backward
+    pass, however that backward pass is later started (``.backward()``, ``torch.autograd.grad``,
+    or the engine itself).  Code that computes gradients by hand records nothing."""
     reached: set[str] = set()
     with _lock:
         _active.append(reached)
+    hooks = contextlib.nullcontext()
+    if autograd_graph:
+        import torch
+
+        def pack(tensor: Any) -> Any:
+            reached.add(AUTOGRAD_GRAPH)
+            return tensor
+
+        hooks = torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor)
     try:
-        yield reached
+        with hooks:
+            yield reached
     finally:
         with _lock:
             _active.remove(reached)

@@ -48,6 +48,17 @@ def build(case: RuleCase, dest: Path) -> Path:
     (dest / f"{case.module}.py").write_text(text)
     for name, content in case.extra.items():
         (dest / name).write_text(textwrap.dedent(content).lstrip())
+    if case.name == "planted_by_other_module":  # memory.py plants the method, transpose_view uses it
+        memory = dest / "memory.py"
+        memory.write_text(memory.read_text() + "\n\ntorch.Tensor._swap = torch.Tensor.transpose\n")
+        views = dest / "views.py"
+        views.write_text(views.read_text() + textwrap.dedent("""
+
+            def transpose_view(x, dim0, dim1):
+                if x.dim() < 0:
+                    x.as_strided(x.size(), x.stride())
+                return x._swap(dim0, dim1)
+            """))
     return dest
 
 
@@ -147,6 +158,57 @@ _TRANSPOSE = [
         """, header="# -*- coding: latin-1 -*-\n", why="a coding cookie (the bytes are read as the import reads them)"),
 ]
 
+_RED_TEAM = [  # found by an independent red-team pass against the first program-wide rules
+    RuleCase("formatter_get_field", "views", T, """
+        import string as _string
+
+        def transpose_view(x, dim0, dim1):
+            if x.dim() < 0:
+                x.as_strided(x.size(), x.stride())
+            return _string.Formatter().get_field("0.trans" + "pose", [x], {})[0](dim0, dim1)
+        """, why="string.Formatter().get_field as an unlisted getattr"),
+    RuleCase("type_hints", "views", T, """
+        import typing as _typing
+
+        def _h(a: "torch.Tensor.trans" "pose"):
+            pass
+
+        def transpose_view(x, dim0, dim1):
+            x.as_strided
+            return _typing.get_type_hints(_h, {"torch": torch})["a"](x, dim0, dim1)
+        """, why="typing.get_type_hints evaluates a string annotation"),
+    RuleCase("pickle_global", "views", T, """
+        import pickle as _p
+
+        def transpose_view(x, dim0, dim1):
+            x.as_strided
+            return _p.loads(b"\\x80\\x04ctorch\\nTensor.trans" b"pose\\n.")(x, dim0, dim1)
+        """, why="pickle.loads resolves a global by name"),
+    RuleCase("planted_by_other_module", "views", T, "", extra={}, why="memory.py plants torch.Tensor._swap at import",
+             header=""),
+    RuleCase("autograd_engine", "gradients", "two_layer_grads", """
+        def two_layer_grads(x, w1, w2):
+            with torch.inference_mode(False):
+                a, b = torch.nn.Parameter(w1.clone()), torch.nn.Parameter(w2.clone())
+                loss = ((x.clone() @ a @ b) ** 2).mean()
+                g1, g2 = torch._C._ImperativeEngine().run_backward((loss,), (torch.ones_like(loss),), False, False,
+                                                                   (a, b), False, False)
+            return g1.detach(), g2.detach()
+        """, why="autograd's engine called directly, plain names only"),
+    RuleCase("erases_tripwire", "flops", "count_matmul_flops", """
+        from grader import tripwire as _tw
+        from torch.utils.flop_counter import FlopCounterMode as _FCM
+
+        def count_matmul_flops(fn, *args):
+            counter = _FCM(display=False)
+            with counter:
+                fn(*args)
+            for seen in list(_tw._active):
+                seen.discard("FlopCounterMode")
+            return int(counter.get_total_flops())
+        """, why="imports the grader and erases the probe's tripwire record"),
+]
+
 _OTHERS = [
     RuleCase("autograd_helper", "gradients", "two_layer_grads", """
         from .utils import grads as _grads
@@ -192,7 +254,7 @@ _OTHERS = [
             """}, why="permute in another module"),
 ]
 
-CASES: list[RuleCase] = _TRANSPOSE + _OTHERS
+CASES: list[RuleCase] = _TRANSPOSE + _RED_TEAM + _OTHERS
 
 
 def do_nothing(dest: Path, body: str = "return None") -> Path:

@@ -30,7 +30,7 @@ def _regression_shapes(n: int | None, d: int) -> list[list[int]]:
 def linear_regression_grad(impl, n, d, seed, dtype="float64", inference=False):
     """The student's dL/dw on seeded inputs, and the tripwires (autograd entry points) its call reached."""
     x, w, y = _inputs(_regression_shapes(n, d), seed, dtype)
-    with tripwire.watch() as reached:
+    with tripwire.watch(autograd_graph=True) as reached:
         with torch.inference_mode() if inference else contextlib.nullcontext():
             grad = impl.gradients.linear_regression_grad(x, w, y)
     return {"grad": grad.clone() if type(grad) is torch.Tensor else grad, "reached": sorted(reached)}
@@ -46,7 +46,7 @@ def linear_regression_lecture(impl):
 def two_layer_grads(impl, B, D, H, K, seed, dtype="float64", inference=False):
     """The student's (dL/dw1, dL/dw2) on seeded inputs, and the tripwires its call reached."""
     x, w1, w2 = _inputs([[B, D], [D, H], [H, K]], seed, dtype)
-    with tripwire.watch() as reached:
+    with tripwire.watch(autograd_graph=True) as reached:
         with torch.inference_mode() if inference else contextlib.nullcontext():
             grads = impl.gradients.two_layer_grads(x, w1, w2)
     if isinstance(grads, tuple):

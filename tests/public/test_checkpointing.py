@@ -251,6 +251,16 @@ def test_checkpoint_loads_with_weights_only(student):
                              "pickled objects")
     if got["raised"] is None:
         raise AssertionError(f"{what}: it returned {got['returned']!r} instead of refusing the file (raising)")
+    # The gate: the program that loads must ask torch.load for weights_only=True, literally (a load
+    # that runs the payload and then deletes its traces passes every check above).
+    scope = student.scope("checkpointing", "load_checkpoint")
+    unsafe = [f"line {n.lineno}" for node in scope.nodes for n in ast.walk(node)
+              if isinstance(n, ast.Call) and static.dotted_name(n.func).rsplit(".", 1)[-1] == "load"
+              and not any(k.arg == "weights_only" and isinstance(k.value, ast.Constant) and k.value.value is True
+                          for k in n.keywords)]
+    assert not unsafe and not scope.breaches, (
+        f"load_checkpoint must read with torch.load(..., weights_only=True); found a load without it at "
+        f"{unsafe}" if unsafe else f"load_checkpoint reaches dynamic lookups: {scope.breaches}")
 
 
 @pytest.mark.points(1)
