@@ -6,11 +6,33 @@ jaxtyping annotation that documents the shapes and, through the ``@jaxtyped(type
 beartype)`` decorator, checks them at call time: a wrong shape fails at the call with a
 clear message instead of deep inside torch.
 
-Rules (checked by reading your code): every function here calls einops (``rearrange``,
-``reduce``, ``repeat``, ``einsum``, ``pack``/``unpack``, imported from ``einops``) and none
-calls ``transpose``, ``permute``, ``view``, ``reshape``, ``swapaxes``, ``movedim``, ``mT``/``T``,
-``expand``, ``matmul``/``@``-style helpers ``bmm``/``mm``, or ``torch.einsum``.  Keep the
-decorators and the annotations: they are part of the task.
+Inputs may be any floating dtype (float32, float64, ...); every result keeps the input's dtype,
+as the plain torch it replaces does.
+
+Rules (checked by reading your code, program-wide: each function, every function of your
+submission it reaches by name, and the module-level code of the files involved):
+
+1. Every function calls einops: ``rearrange``, ``reduce``, ``repeat``, ``einsum``, ``pack`` or
+   ``unpack``, imported from the ``einops`` package (``einops.rearrange(...)`` or
+   ``from einops import rearrange``).
+2. The only matrix product allowed is ``einops.einsum``: no ``@`` operator (``a @ b``,
+   ``a @= b``), and no ``einsum`` or ``repeat`` other than einops's (``torch.einsum``,
+   ``Tensor.repeat`` are out).
+3. None of these names appears as a method or attribute (``x.view(...)``, ``torch.reshape``),
+   as an import (``from torch import reshape``) or as a name your code does not define:
+   ``transpose``, ``permute``, ``view``, ``view_as``, ``reshape``, ``reshape_as``, ``swapaxes``,
+   ``swapdims``, ``movedim``, ``moveaxis``, ``T``, ``mT``, ``t``, ``H``, ``mH``, ``expand``,
+   ``expand_as``, ``unsqueeze``, ``flatten``, ``unflatten``, ``unfold``, ``as_strided``,
+   ``repeat_interleave``, ``tile``, ``matmul``, ``mm``, ``bmm``, ``mv``, ``dot``, ``tensordot``,
+   ``inner``, ``outer``, ``linear``, ``addmm``, ``baddbmm``, ``__matmul__``, ``__rmatmul__``,
+   ``avg_pool2d``, ``adaptive_avg_pool2d``.
+4. No dynamic lookups (``getattr``, ``eval``, ``exec``, ``__import__``, ``importlib``, ``__dict__``,
+   ``globals``, ...): they count as breaking the rules.
+
+Keep the decorators and the annotations: they are part of the task.  Each function must
+reject a wrong-shaped input (a missing or extra axis, axes that do not match, a non-float
+tensor) at the call with jaxtyping's ``TypeCheckError``.  Points come from correct values;
+the rules and the jaxtyping check can only take a function's points away.
 """
 
 from __future__ import annotations

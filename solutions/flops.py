@@ -190,7 +190,9 @@ class MatmulFlopCounter(TorchDispatchMode):
     ``aten.baddbmm``  (bias, a [B, m, n], b [B, n, p])       2·B·m·n·p
     ================= ====================================== =============================
 
-    Everything else (adds, ReLU, softmax, sums, views, ...) counts 0.  These are exactly the
+    Everything else (adds, ReLU, softmax, sums, views, embeddings, ...) counts 0, including
+    ``aten.mv`` and ``aten.dot``: a matrix-vector product ``W @ x`` (1-D ``x``) counts 0, as in
+    ``FlopCounterMode``, while ``x @ W`` reaches the dispatcher as ``aten.mm`` and counts.  These are exactly the
     conventions of ``torch.utils.flop_counter.FlopCounterMode`` for matmuls, and your count
     must equal its total.  `func` is an ``OpOverload`` such as ``aten.mm.default``; compare
     ``func.overloadpacket`` with ``torch.ops.aten.mm`` (the packet), or compare `func` with
@@ -225,10 +227,13 @@ def count_matmul_flops(fn: Callable[..., Any], *args: Any) -> int:
     (``aten.bmm``), code written with ``einops.einsum``, and ``torch.baddbmm``, forward and
     forward + backward.
 
-    Rule (checked by reading your code): ``flops.py`` must not use
-    ``torch.utils.flop_counter`` (neither import it nor refer to ``flop_counter`` or
-    ``FlopCounterMode``), nor the dynamic escapes ``getattr``, ``eval``, ``exec``,
-    ``__import__``, ``importlib``, ``globals``, ``vars``, ``compile``.  You write the counting.
+    Rule (checked by reading your code, program-wide: this function, `MatmulFlopCounter`,
+    everything of your submission they reach, module-level code; and watched at run time):
+    ``flops.py`` must not use ``torch.utils.flop_counter`` (neither import it nor refer to
+    ``flop_counter`` or ``FlopCounterMode``), nor the dynamic escapes ``getattr``, ``eval``,
+    ``exec``, ``__import__``, ``importlib``, ``globals``, ``vars``, ``compile``; and
+    ``FlopCounterMode`` must not be entered while this function runs.  You write the counting.
+    The rule only takes away the points a correct count earns.
 
     Args:
         fn: any callable; its return value is ignored.
@@ -254,8 +259,11 @@ def get_promised_flop_per_sec(device_name: str, dtype: torch.dtype) -> float:
     a name containing "PCIe" (any case) is the PCIe card, one containing "NVL" the NVL card,
     any other H100/H200 is the SXM module.
 
-    Datasheets quote tensor-core figures *with sparsity* (marked "*"); a dense matmul gets
-    **half** of that.  Return dense figures.  float32 means plain FP32 (no TF32: PyTorch does
+    Tensor-core figures come dense or *with 2:4 structured sparsity* (exactly 2× dense).  The
+    A100 datasheet lists both (bf16/fp16: 312 dense, 624 sparse TFLOP/s); the H100 and H200
+    datasheets list only the sparse figure, marked "*" (H100 SXM bf16: 1979*), so a dense
+    matmul gets **half** of it.  Return dense figures.  FP32 figures are not tensor-core
+    figures and have no sparse form.  float32 means plain FP32 (no TF32: PyTorch does
     not use TF32 for float32 matmuls by default); bfloat16 and float16 have the same peak.
 
     ================================ ================== ========================
@@ -274,7 +282,8 @@ def get_promised_flop_per_sec(device_name: str, dtype: torch.dtype) -> float:
     [2] NVIDIA H100 Tensor Core GPU datasheet, https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet
     [3] NVIDIA H200 Tensor Core GPU datasheet, https://www.nvidia.com/en-us/data-center/h200/
 
-    (Older lecture notes give 67.5e12 for H100 FP32; the tests accept figures within 2%.)
+    (The lecture uses 67.5e12 for H100 SXM FP32, the datasheet 67e12: the tests accept any
+    value within 2% of this table, so both pass.)
 
     Args:
         device_name: the CUDA device name.

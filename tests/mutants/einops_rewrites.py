@@ -63,3 +63,251 @@ def per_head_linear_inner(x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_
 @jaxtyped(typechecker=beartype)
 def row_sums_torch(x: Float[Tensor, "*batch h"]) -> Float[Tensor, "*batch"]:
     return x.sum(dim=-1)
+
+
+# -- breaking pass (2026-11-22) ------------------------------------------------------------
+
+@mutant(replaces="pairwise_scores", why="returns the scores transposed (b s2 s1): right shape only when s1 == s2")
+@jaxtyped(typechecker=beartype)
+def bk_pairwise_transposed(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return rearrange(einsum(x, y, "b s1 h, b s2 h -> b s2 s1"), "b i j -> b i j")
+
+
+@mutant(replaces="pairwise_scores", why="scales by 1/sqrt(h) as attention does; the task is the raw dot product")
+@jaxtyped(typechecker=beartype)
+def bk_pairwise_scaled(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return einsum(x, y, "b s1 h, b s2 h -> b s1 s2") / x.shape[-1] ** 0.5
+
+
+@mutant(replaces="pairwise_scores", why="computes in float32 whatever the input dtype (float64 loses precision and dtype)")
+@jaxtyped(typechecker=beartype)
+def bk_pairwise_float32(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return einsum(x.float(), y.float(), "b s1 h, b s2 h -> b s1 s2")
+
+
+@mutant(replaces="row_sums", why="averages instead of summing: equal only when h == 1")
+@jaxtyped(typechecker=beartype)
+def bk_row_means(x: Float[Tensor, "*batch h"]) -> Float[Tensor, "*batch"]:
+    return reduce(x, "... h -> ...", "mean")
+
+
+@mutant(replaces="row_sums", why="assumes at least one leading axis: a 1-D input fails")
+@jaxtyped(typechecker=beartype)
+def bk_row_sums_needs_batch(x: Float[Tensor, "*batch h"]) -> Float[Tensor, "*batch"]:
+    return reduce(x, "b ... h -> b ...", "sum")
+
+
+@mutant(replaces="row_sums", why="assumes exactly one leading axis (2-D input only)")
+@jaxtyped(typechecker=beartype)
+def bk_row_sums_2d(x: Float[Tensor, "*batch h"]) -> Float[Tensor, "*batch"]:
+    return reduce(x, "b h -> b", "sum")
+
+
+@mutant(replaces="split_heads", why="heads as the inner factor of (heads d): unit k goes to head k % heads")
+@jaxtyped(typechecker=beartype)
+def bk_split_heads_inner(x: Float[Tensor, "b s hd"], num_heads: int) -> Float[Tensor, "b heads s d"]:
+    return rearrange(x, "b s (d heads) -> b heads s d", heads=num_heads)
+
+
+@mutant(replaces="split_heads", why="reads num_heads as the head size d: right only when heads == d")
+@jaxtyped(typechecker=beartype)
+def bk_split_heads_d(x: Float[Tensor, "b s hd"], num_heads: int) -> Float[Tensor, "b heads s d"]:
+    return rearrange(x, "b s (heads d) -> b heads s d", d=num_heads)
+
+
+@mutant(replaces="split_heads", why="keeps the sequence axis before the heads: [b s heads d] (right shape when s == heads)")
+@jaxtyped(typechecker=beartype)
+def bk_split_heads_no_move(x: Float[Tensor, "b s hd"], num_heads: int) -> Float[Tensor, "b heads s d"]:
+    return rearrange(x, "b s (heads d) -> b s heads d", heads=num_heads)
+
+
+@mutant(replaces="merge_heads", why="merges with heads as the inner factor: (d heads)")
+@jaxtyped(typechecker=beartype)
+def bk_merge_heads_inner(x: Float[Tensor, "b heads s d"]) -> Float[Tensor, "b s heads*d"]:
+    return rearrange(x, "b heads s d -> b s (d heads)")
+
+
+@mutant(replaces="merge_heads", why="reads the input as [b s heads d] (no axis move): right shape only when heads == s")
+@jaxtyped(typechecker=beartype)
+def bk_merge_heads_no_move(x: Float[Tensor, "b heads s d"]) -> Float[Tensor, "b s heads*d"]:
+    return rearrange(x, "b s heads d -> b s (heads d)")
+
+
+@mutant(replaces="per_head_linear", why="splits the input's last axis with heads inner: (d_in heads)")
+@jaxtyped(typechecker=beartype)
+def bk_per_head_in_inner(x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_in d_out"], num_heads: int) -> Float[Tensor, "*batch hd_out"]:
+    h = rearrange(x, "... (d_in heads) -> ... heads d_in", heads=num_heads)
+    out = einsum(h, w, "... heads d_in, d_in d_out -> ... heads d_out")
+    return rearrange(out, "... heads d_out -> ... (heads d_out)")
+
+
+@mutant(replaces="per_head_linear", why="merges the output with heads inner: (d_out heads)")
+@jaxtyped(typechecker=beartype)
+def bk_per_head_out_inner(x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_in d_out"], num_heads: int) -> Float[Tensor, "*batch hd_out"]:
+    h = rearrange(x, "... (heads d_in) -> ... heads d_in", heads=num_heads)
+    out = einsum(h, w, "... heads d_in, d_in d_out -> ... heads d_out")
+    return rearrange(out, "... heads d_out -> ... (d_out heads)")
+
+
+@mutant(replaces="per_head_linear", why="handles only [b s hd] inputs: other numbers of leading axes fail")
+@jaxtyped(typechecker=beartype)
+def bk_per_head_3d_only(x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_in d_out"], num_heads: int) -> Float[Tensor, "*batch hd_out"]:
+    h = rearrange(x, "b s (heads d_in) -> b s heads d_in", heads=num_heads)
+    out = einsum(h, w, "b s heads d_in, d_in d_out -> b s heads d_out")
+    return rearrange(out, "b s heads d_out -> b s (heads d_out)")
+
+
+@mutant(replaces="per_head_linear", why="contracts with w's output axis (uses w transposed): right shape only for square w")
+@jaxtyped(typechecker=beartype)
+def bk_per_head_w_transposed(x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_in d_out"], num_heads: int) -> Float[Tensor, "*batch hd_out"]:
+    h = rearrange(x, "... (heads d_in) -> ... heads d_in", heads=num_heads)
+    out = einsum(h, w, "... heads d_in, d_out d_in -> ... heads d_out")
+    return rearrange(out, "... heads d_out -> ... (heads d_out)")
+
+
+@mutant(replaces="avg_pool", why="block index inner (strided sampling): averages img[c, i::h, j::w], not blocks")
+@jaxtyped(typechecker=beartype)
+def bk_avg_pool_strided(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    return reduce(img, "c (h2 h) (w2 w) -> c h w", "mean", h2=h2, w2=w2)
+
+
+@mutant(replaces="avg_pool", why="swaps the block sizes (h2 along the width): right only for square blocks")
+@jaxtyped(typechecker=beartype)
+def bk_avg_pool_swapped(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    return reduce(img, "c (h h2) (w w2) -> c h w", "mean", h2=w2, w2=h2)
+
+
+@mutant(replaces="avg_pool", why="max-pools instead of averaging")
+@jaxtyped(typechecker=beartype)
+def bk_avg_pool_max(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    return reduce(img, "c (h h2) (w w2) -> c h w", "max", h2=h2, w2=w2)
+
+
+@mutant(replaces="avg_pool", why="treats h2, w2 as the output size (h, w) instead of the block size")
+@jaxtyped(typechecker=beartype)
+def bk_avg_pool_output_size(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    return reduce(img, "c (h h2) (w w2) -> c h w", "mean", h=h2, w=w2)
+
+
+@mutant(replaces="broadcast_channels", why="transposes the image (c w h): right shape only for square images")
+@jaxtyped(typechecker=beartype)
+def bk_broadcast_transposed(img: Float[Tensor, "h w"], c: int) -> Float[Tensor, "c h w"]:
+    return repeat(img, "h w -> c w h", c=c)
+
+
+@mutant(replaces="broadcast_channels", why="ignores c and returns one channel [1 h w] (jaxtyping cannot see it: c is not bound by the input)")
+@jaxtyped(typechecker=beartype)
+def bk_broadcast_one_channel(img: Float[Tensor, "h w"], c: int) -> Float[Tensor, "c h w"]:
+    return repeat(img, "h w -> k h w", k=1)
+
+
+@mutant(replaces="merge_heads", why="drops the @jaxtyped decorator: wrong shapes fail inside einops, not with TypeCheckError")
+def bk_merge_heads_no_decorator(x: Float[Tensor, "b heads s d"]) -> Float[Tensor, "b s heads*d"]:
+    return rearrange(x, "b heads s d -> b s (heads d)")
+
+
+@mutant(replaces="pairwise_scores", why="checks nothing: typechecker=None makes @jaxtyped a no-op for the arguments")
+@jaxtyped(typechecker=None)
+def bk_pairwise_no_typechecker(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return einsum(x, y, "b s1 h, b s2 h -> b s1 s2")
+
+
+@mutant(replaces="split_heads", why="loosens the annotation to any shape: a 2-D input is not rejected by jaxtyping")
+@jaxtyped(typechecker=beartype)
+def bk_split_heads_loose(x: Float[Tensor, "..."], num_heads: int) -> Float[Tensor, "..."]:
+    return rearrange(x, "b s (heads d) -> b heads s d", heads=num_heads)
+
+
+@mutant(replaces="pairwise_scores", why="uses the @ operator on an einops-transposed y (rule: no @)")
+@jaxtyped(typechecker=beartype)
+def bk_pairwise_matmul_op(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return x @ rearrange(y, "b s h -> b h s")
+
+
+@mutant(replaces="pairwise_scores", why="torch.einsum instead of einops.einsum (rule)")
+@jaxtyped(typechecker=beartype)
+def bk_pairwise_torch_einsum(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return torch.einsum("bih,bjh->bij", rearrange(x, "b s h -> b s h"), y)
+
+
+@mutant(replaces="broadcast_channels", why="unsqueeze + expand, with an einops no-op to look compliant (rule)")
+@jaxtyped(typechecker=beartype)
+def bk_broadcast_unsqueeze(img: Float[Tensor, "h w"], c: int) -> Float[Tensor, "c h w"]:
+    return rearrange(img, "h w -> h w").unsqueeze(0).expand(c, -1, -1)
+
+
+@mutant(replaces="avg_pool", why="F.avg_pool2d behind an einops no-op (rule)")
+@jaxtyped(typechecker=beartype)
+def bk_avg_pool_torch(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    return torch.nn.functional.avg_pool2d(rearrange(img, "c h w -> c h w"), (h2, w2))
+
+
+@mutant(replaces="merge_heads", why="transpose + flatten hidden behind a nested helper (rule, program-wide)")
+@jaxtyped(typechecker=beartype)
+def bk_merge_heads_helper(x: Float[Tensor, "b heads s d"]) -> Float[Tensor, "b s heads*d"]:
+    def _swap(t):
+        return t.transpose(1, 2).flatten(2)
+    return _swap(rearrange(x, "b h s d -> b h s d"))
+
+
+@mutant(replaces="split_heads", why="reaches view via getattr (a dynamic escape counts as breaking the rule)")
+@jaxtyped(typechecker=beartype)
+def bk_split_heads_getattr(x: Float[Tensor, "b s hd"], num_heads: int) -> Float[Tensor, "b heads s d"]:
+    b, s, hd = x.shape
+    v = getattr(x, "vi" + "ew")(b, s, num_heads, hd // num_heads)
+    return rearrange(v, "b s h d -> b h s d")
+
+
+@mutant(replaces="row_sums", why="x.sum(-1) with no einops call at all (rule: every function calls einops)")
+@jaxtyped(typechecker=beartype)
+def bk_row_sums_torch(x: Float[Tensor, "*batch h"]) -> Float[Tensor, "*batch"]:
+    return x.sum(dim=-1)
+
+
+@mutant(replaces="broadcast_channels", why="Tensor.repeat after an einops unsqueeze (rule: only einops.repeat)")
+@jaxtyped(typechecker=beartype)
+def bk_broadcast_tensor_repeat(img: Float[Tensor, "h w"], c: int) -> Float[Tensor, "c h w"]:
+    return rearrange(img, "h w -> 1 h w").repeat(c, 1, 1)
+
+
+@mutant(replaces="pairwise_scores", why="calls __matmul__ by name instead of the @ operator (rule)")
+@jaxtyped(typechecker=beartype)
+def bk_pairwise_dunder_matmul(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return x.__matmul__(rearrange(y, "b s h -> b h s"))
+
+
+@mutant(replaces="per_head_linear", why="F.linear on einops-split heads instead of einops.einsum (rule: linear)")
+@jaxtyped(typechecker=beartype)
+def bk_per_head_f_linear(x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_in d_out"], num_heads: int) -> Float[Tensor, "*batch hd_out"]:
+    heads = rearrange(x, "... (heads d_in) -> ... heads d_in", heads=num_heads)
+    out = torch.nn.functional.linear(heads, rearrange(w, "i o -> o i"))
+    return rearrange(out, "... heads d_out -> ... (heads d_out)")
+
+
+@mutant(replaces="pairwise_scores", why="imports torch's einsum by name inside the function (rule: only einops.einsum)")
+@jaxtyped(typechecker=beartype)
+def bk_pairwise_from_torch_import(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    from torch import einsum as tensor_einsum
+
+    return rearrange(tensor_einsum("bih,bjh->bij", x, y), "b i j -> b i j")
+
+
+@mutant(replaces="row_sums", why="computes the sum but forgets to return it (returns None)")
+@jaxtyped(typechecker=beartype)
+def bk_row_sums_no_return(x: Float[Tensor, "*batch h"]) -> Float[Tensor, "*batch"]:
+    reduce(x, "... h -> ...", "sum")
+
+
+@mutant(replaces="avg_pool", why="@beartype alone instead of @jaxtyped: a wrong rank raises beartype's error, not TypeCheckError")
+@beartype
+def bk_avg_pool_beartype_only(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    return reduce(img, "c (h h2) (w w2) -> c h w", "mean", h2=h2, w2=w2)
+
+
+@mutant(replaces="merge_heads", why="imports torch's reshape under another name (rule: no forbidden name as an import)")
+@jaxtyped(typechecker=beartype)
+def bk_merge_heads_alias_import(x: Float[Tensor, "b heads s d"]) -> Float[Tensor, "b s heads*d"]:
+    from torch import reshape as merge
+
+    moved = rearrange(x, "b heads s d -> b s heads d")
+    return merge(moved, (x.shape[0], x.shape[2], -1))

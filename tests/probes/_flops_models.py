@@ -14,6 +14,10 @@ Models (and the ATen matmul operators they reach, forward and backward):
   einsum       einops.einsum projections and scores                           (bmm)
   baddbmm      torch.baddbmm(bias, q, kᵀ): attention scores with an additive bias (baddbmm, bmm)
   broadcast    (B, 1, m, n) @ (H, n, p): matmul broadcasting batch dimensions  (bmm)
+  matvec       W @ x, x @ V, A @ x, y @ A with a vector x: matrix-vector products (mv: counts 0;
+               vector @ matrix reaches mm and counts)                          (mv, mm)
+  embed_mlp    nn.Embedding -> LayerNorm -> Linear -> GELU -> Linear: the first layer is not a
+               matmul (token ids in, no input gradient)                        (embedding, addmm, mm)
 """
 
 from __future__ import annotations
@@ -100,6 +104,28 @@ def build_case(case: dict[str, Any]) -> tuple[Callable[..., Any], tuple[Any, ...
         a = _randn(tuple(case["a"]), g, True)
         b = _randn(tuple(case["b"]), g, True)
         return (lambda a, b: _finish(a @ b, backward)), (a, b)
+
+    if kind == "matvec":
+        m, n, p, batch = case["m"], case["n"], case["p"], case["batch"]
+        w, v, a = _randn((m, n), g, True), _randn((n, p), g, True), _randn((batch, m, n), g, True)
+        x = _randn((n,), g, input_grad)
+
+        def products(x: torch.Tensor) -> torch.Tensor:
+            y1 = w @ x          # matrix @ vector: aten.mv
+            y2 = x @ v          # vector @ matrix: aten.mm on the unsqueezed vector
+            y3 = a @ x          # batched matrix @ vector: aten.mv on the folded batch
+            y4 = y1 @ a         # vector @ batched matrix: aten.mv
+            return _finish(y1.sum() + y2.sum() + y3.sum() + y4.sum(), backward)
+
+        return products, (x,)
+
+    if kind == "embed_mlp":
+        vocab, d, hidden = case["vocab"], case["d"], case["hidden"]
+        torch.manual_seed(case.get("seed", 0))  # nn modules draw their init from the global generator
+        model = nn.Sequential(nn.Embedding(vocab, d), nn.LayerNorm(d), nn.Linear(d, hidden), nn.GELU(),
+                              nn.Linear(hidden, vocab))
+        ids = torch.randint(0, vocab, tuple(case["lead"]), generator=g)
+        return (lambda ids: _finish(model(ids), backward)), (ids,)
 
     raise ValueError(f"unknown model {kind!r}")
 

@@ -17,6 +17,20 @@ def matmul_flops(impl, cases):
     return [impl.flops.matmul_flops(tuple(a), tuple(b)) for a, b in cases]
 
 
+def matmul_flops_outcomes(impl, cases):
+    """For each (a_shape, b_shape): the student's value, or the exception it raised as
+    ``{"raised": [class names of its MRO], "message": str}`` (an observation: the test decides)."""
+    out = []
+    for a, b in cases:
+        try:
+            out.append(impl.flops.matmul_flops(tuple(a), tuple(b)))
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the student's exception, reported as data
+            out.append({"raised": [c.__name__ for c in type(exc).__mro__], "message": str(exc)[:200]})
+    return out
+
+
 def matmul_flops_one(impl, a, b):
     return impl.flops.matmul_flops(tuple(a), tuple(b))
 
@@ -43,6 +57,20 @@ def count_matmul_flops(impl, case):
     return impl.flops.count_matmul_flops(fn, *args)
 
 
+def count_matmul_flops_cases(impl, cases):
+    """For each case: the student's count and the tripwires its call reached
+    (``{"flops": ..., "reached": [...]}``; "FlopCounterMode" when it entered torch's counter)."""
+    from grader import tripwire
+
+    out = []
+    for case in cases:
+        fn, args = build_case(case)
+        with tripwire.watch() as reached:
+            flops = impl.flops.count_matmul_flops(fn, *args)
+        out.append({"flops": flops, "reached": sorted(reached)})
+    return out
+
+
 def promised_flop_per_sec(impl, cases):
     return [impl.flops.get_promised_flop_per_sec(name, dtype_of(dtype)) for name, dtype in cases]
 
@@ -55,38 +83,40 @@ def mfu(impl, cases):
     return [impl.flops.mfu(flops, seconds, promised) for flops, seconds, promised in cases]
 
 
-class _FakeClock(TorchDispatchMode):
-    """Counts matrix multiplications; each one advances a fake clock by exactly one second."""
+def _fake_clock(tick: float, start: float, cold: float) -> tuple[TorchDispatchMode, Any, Any]:
+    """A dispatch mode that counts matrix multiplications and moves a fake clock: `cold` seconds
+    for the very first one (kernel selection, allocation), `tick` seconds for every later one.
+    Returns (mode, read the clock in seconds, number of matmuls so far).  The state lives in
+    this closure, not on the mode: the code under test sees no `tick` attribute to read."""
+    state = [start, 0]  # now, matmuls
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.now = 1000.0
-        self.matmuls = 0
+    class FakeClock(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func.overloadpacket in (torch.ops.aten.mm, torch.ops.aten.bmm):
+                state[0] += cold if state[1] == 0 else tick
+                state[1] += 1
+            return out
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if func.overloadpacket in (torch.ops.aten.mm, torch.ops.aten.bmm):
-            self.now += 1.0
-            self.matmuls += 1
-        return out
+    return FakeClock(), (lambda: state[0]), (lambda: state[1])
 
 
 _CLOCKS = ("perf_counter", "monotonic", "time")
 
 
-def time_matmul_fake_clock(impl, n, trials, seed=0):
+def time_matmul_fake_clock(impl, n, trials, tick, start, cold, seed=0):
     """Run the student's time_matmul on CPU with the wall clock replaced by a fake clock.
 
-    The fake clock only moves when a matmul runs (one second each), so an honest
-    "seconds per a @ b, warm-up excluded" is exactly 1.0 whatever the loop looks like.
+    The fake clock starts at `start` and only moves when a matmul runs: `cold` seconds for the
+    first one, `tick` seconds for every later one (the test chooses them at random per call),
+    so an honest "seconds per a @ b, warm-up excluded" is `tick` whatever the loop looks like.
     Returns (seconds, number of matmuls run).  Every clock the student may reasonably read
     (time.perf_counter/monotonic/time and their _ns forms, timeit.default_timer, and names
     bound with `from time import ...`) is replaced for the duration of the call.
     """
     a, b = seeded((n, n), seed), seeded((n, n), seed + 1)
-    clock = _FakeClock()
-    seconds = lambda: clock.now  # noqa: E731
-    nanoseconds = lambda: int(clock.now * 1e9)  # noqa: E731
+    clock, seconds, matmuls = _fake_clock(float(tick), float(start), float(cold))
+    nanoseconds = lambda: int(seconds() * 1e9)  # noqa: E731
     saved: list[tuple[Any, str, Any]] = []
 
     def patch(owner: Any, name: str, value: Any) -> None:
@@ -109,11 +139,12 @@ def time_matmul_fake_clock(impl, n, trials, seed=0):
         patch(fn, "__defaults__", tuple(seconds if id(d) in originals else d for d in fn.__defaults__ or ()))
     try:
         with clock:
-            result = module.time_matmul(a, b, trials=trials)
+            # trials=None: the test checks the default (10 timed runs)
+            result = module.time_matmul(a, b) if trials is None else module.time_matmul(a, b, trials=trials)
     finally:
         for owner, name, value in reversed(saved):
             setattr(owner, name, value)
-    return [result, clock.matmuls]
+    return [result, matmuls()]
 
 
 def time_matmul_on_gpu(impl, n, dtype, trials, seed=0):
@@ -126,3 +157,8 @@ def time_matmul_on_gpu(impl, n, dtype, trials, seed=0):
 
 def promised_on_this_gpu(impl, dtype):
     return impl.flops.get_promised_flop_per_sec(torch.cuda.get_device_name(), dtype_of(dtype))
+
+
+def backward_flops_default(impl, cases):
+    """backward_flops called without input_grad (its default)."""
+    return [impl.flops.backward_flops(batch, list(dims)) for batch, dims in cases]

@@ -4,6 +4,7 @@ closed-form facts (6·N·T, the datasheets' dense peaks)."""
 from __future__ import annotations
 
 import ast
+import random
 
 import pytest
 import torch
@@ -58,20 +59,34 @@ def test_training_flops_and_days(student):
 
 # -- count_matmul_flops ----------------------------------------------------------------------
 
-FLOP_COUNTER_NAMES = {"flop_counter", "FlopCounterMode"}
+#: THE rule's names: flops.py must not name these (the docstring of count_matmul_flops and the
+#: handout list every one: tests/kit/test_rule_lists_einops_flops.py checks it) ...
+FLOP_COUNTER_NAMES = frozenset({"flop_counter", "FlopCounterMode"})
+#: ... nor these dynamic escapes (static.forbidden_uses reports them; the Scope adds every breach).
+DYNAMIC_ESCAPES = static.DYNAMIC_ESCAPES
 
 
 def assert_no_flop_counter(student) -> None:
-    """Static rule: flops.py neither imports nor names torch.utils.flop_counter (nor dynamic escapes)."""
+    """Static rule (a gate): neither flops.py nor anything the counter's program reaches
+    (`student.scope`: count_matmul_flops, MatmulFlopCounter.__torch_dispatch__, the submission
+    code they reach, module-level code) imports or names torch.utils.flop_counter, or looks
+    names up dynamically."""
     tree = ast.parse(student.source("flops"))
+    hits: set[str] = set(static.forbidden_uses(tree, FLOP_COUNTER_NAMES))
     imported = {m for m in static.imported_modules(tree) if "flop_counter" in m}
-    hits = static.forbidden_uses(tree, FLOP_COUNTER_NAMES)
+    for qualname in ("count_matmul_flops", "MatmulFlopCounter.__torch_dispatch__"):
+        scope = student.scope("flops", qualname)
+        hits.update(static.forbidden_uses(scope, FLOP_COUNTER_NAMES))
+        imported.update(m for m in static.imported_modules(scope) if "flop_counter" in m)
     assert not imported and not hits, (
-        f"flops.py must count FLOPs itself, without torch.utils.flop_counter; found {sorted(imported) + hits}")
+        f"flops.py must count FLOPs itself, without torch.utils.flop_counter; found {sorted(imported | hits)}")
 
 
 FORWARD_CASES = [
     {"model": "deep_linear", "dim": 32, "num_layers": 3, "batch": 8},
+    {"model": "deep_linear", "dim": 16, "num_layers": 2, "batch": 1},
+    {"model": "matvec", "m": 5, "n": 7, "p": 3, "batch": 4},
+    {"model": "embed_mlp", "vocab": 11, "d": 6, "hidden": 12, "lead": [2, 5]},
     {"model": "mlp", "d_in": 16, "hidden": 32, "d_out": 8, "lead": [5]},
     {"model": "attention", "b": 2, "heads": 3, "s": 7, "t": 9, "d": 8},
     {"model": "einsum", "b": 2, "s": 5, "d": 12, "heads": 3, "d_head": 4},
@@ -85,26 +100,39 @@ BACKWARD_CASES = [
     {"model": "attention", "b": 2, "heads": 3, "s": 7, "t": 9, "d": 8, "backward": True},
     {"model": "einsum", "b": 2, "s": 5, "d": 12, "heads": 3, "d_head": 4, "backward": True, "input_grad": True},
     {"model": "baddbmm", "n": 6, "s": 7, "t": 9, "d": 8, "backward": True},
+    {"model": "matvec", "m": 5, "n": 7, "p": 3, "batch": 4, "backward": True, "input_grad": True},
+    {"model": "embed_mlp", "vocab": 11, "d": 6, "hidden": 12, "lead": [1, 4], "backward": True},
 ]
 
 
 def check_counts(student, cases) -> None:
-    for case in cases:
-        got = student.probe("flops.count_matmul_flops", case=case)
-        assert_equal(got, torch_flop_count(case), f"count_matmul_flops on {describe_case(case)} "
-                     "(expected: torch.utils.flop_counter.FlopCounterMode's total)")
+    """Behaviour first (the counts, one probe call), then the gates: the runtime tripwire (torch's
+    FlopCounterMode never entered during the student's call) and the static rule."""
+    replies = student.probe("flops.count_matmul_flops_cases", cases=cases)
+    assert_type(replies, list, "count_matmul_flops replies")
+    assert len(replies) == len(cases), f"expected {len(cases)} replies, got {len(replies)}"
+    reached: set[str] = set()
+    for case, reply in zip(cases, replies):
+        assert_type(reply, dict, "count_matmul_flops reply")
+        assert_equal(reply.get("flops"), torch_flop_count(case), f"count_matmul_flops on {describe_case(case)} "
+                     "(expected: torch.utils.flop_counter.FlopCounterMode's total)", kind=int)
+        assert_type(reply.get("reached"), list, "tripwires reached")
+        reached.update(str(w) for w in reply["reached"])
+    assert "FlopCounterMode" not in reached, (
+        "count_matmul_flops entered torch.utils.flop_counter.FlopCounterMode while it ran: write the counting "
+        "yourself (MatmulFlopCounter)")
     assert_no_flop_counter(student)
 
 
 @pytest.mark.points(2)
 def test_count_matmul_flops_forward(student):
-    """count_matmul_flops equals FlopCounterMode on forward passes (mm, addmm, bmm, einops.einsum, baddbmm)"""
+    """count_matmul_flops equals FlopCounterMode on forward passes (mm, addmm, bmm, einops.einsum, baddbmm, mv, embedding, batch 1); no FlopCounterMode"""
     check_counts(student, FORWARD_CASES)
 
 
 @pytest.mark.points(2)
 def test_count_matmul_flops_forward_backward(student):
-    """count_matmul_flops equals FlopCounterMode on forward + backward passes of the same models"""
+    """count_matmul_flops equals FlopCounterMode on forward + backward passes of the same models; no FlopCounterMode"""
     check_counts(student, BACKWARD_CASES)
 
 
@@ -119,6 +147,7 @@ DATASHEET = {
     "NVIDIA A100 80GB PCIe": (19.5e12, 312e12),
     "NVIDIA H100 80GB HBM3": (67e12, 989.5e12),
     "NVIDIA H100 PCIe": (51e12, 756.5e12),
+    "NVIDIA H100 PCIE": (51e12, 756.5e12),  # the docstring: "PCIe" in any case (A100s report "PCIE")
     "NVIDIA H100 NVL": (60e12, 835.5e12),
     "NVIDIA H200": (67e12, 989.5e12),
     "NVIDIA H200 NVL": (60e12, 835.5e12),
@@ -160,15 +189,28 @@ def test_mfu_and_time_matmul(student):
     assert_type(got, list, "mfu")
     for (flops, seconds, promised), value in zip(cases, got, strict=True):
         assert_close(value, flops / seconds / promised, f"mfu({flops:g}, {seconds:g}, {promised:g})", rel=1e-9)
-    # A fake clock that advances exactly 1 s per matmul (and not otherwise): an honest
-    # "seconds per multiplication, warm-up excluded" is exactly 1.0 on it.
     trials = 5
-    seconds, matmuls = student.probe("flops.time_matmul_fake_clock", n=16, trials=trials)
-    assert_type(seconds, float, "time_matmul")
-    assert matmuls > trials, (f"time_matmul ran a @ b {matmuls} times for trials={trials}: expected the "
-                              f"{trials} timed runs plus at least one warm-up run")
-    assert_close(seconds, 1.0, f"time_matmul(trials={trials}) on a clock that moves 1 s per matmul "
-                 "(seconds per multiplication, warm-up not timed)", rel=1e-9)
+    check_fake_clock(student, n=16, trials=trials)
+
+
+def check_fake_clock(student, n: int, trials: int | None, seed: int = 0) -> None:
+    """time_matmul on a fake clock: the first matmul (cold) costs `cold` seconds, every later one
+    `tick`; tick, cold and the start time are drawn here, at random, for every call, so the only
+    way to return `tick` is to time the runs after a warm-up and divide by their number."""
+    rng = random.SystemRandom()
+    tick, start = rng.uniform(0.01, 5.0), rng.uniform(100.0, 1000.0)
+    cold = tick * rng.uniform(20.0, 50.0)
+    seconds, matmuls = student.probe("flops.time_matmul_fake_clock", n=n, trials=trials, tick=tick, start=start,
+                                     cold=cold, seed=seed)
+    label = f"time_matmul({'default trials' if trials is None else f'trials={trials}'})"
+    assert_type(seconds, float, label)
+    timed = 10 if trials is None else trials
+    assert matmuls > timed, (f"{label} ran a @ b {matmuls} times: expected the {timed} timed runs plus at "
+                             "least one warm-up run")
+    # 1e-6: a clock read in integer nanoseconds (perf_counter_ns) rounds by 1 ns on >= 0.05 s of
+    # fake time; a timed warm-up or a wrong divisor is off by tens of percent.
+    assert_close(seconds, tick, f"{label} on a fake clock that moves {tick:.6g} s per matmul ({cold:.6g} s for "
+                 "the first, cold one): seconds per multiplication, warm-up not timed", rel=1e-6)
 
 
 # -- on the GPU -------------------------------------------------------------------------------

@@ -1,0 +1,145 @@
+"""Correct but different formulations of solutions/flops.py: every graded test must pass on each."""
+
+import time
+
+import torch
+
+from grader.mutants import variant
+
+aten = torch.ops.aten
+
+
+@variant(replaces="matmul_flops", why="broadcast batch via torch.empty on the meta device instead of broadcast_shapes")
+def ok_matmul_meta(a_shape, b_shape):
+    if len(a_shape) < 2 or len(b_shape) < 2:
+        raise ValueError("need at least 2 dimensions")
+    if a_shape[-1] != b_shape[-2]:
+        raise ValueError("inner dimensions differ")
+    try:
+        out = torch.empty(tuple(a_shape), device="meta") @ torch.empty(tuple(b_shape), device="meta")
+    except RuntimeError as e:
+        raise ValueError("batch dims do not broadcast") from e
+    return 2 * out.numel() * a_shape[-1]
+
+
+@variant(replaces="forward_flops", why="via matmul_flops per layer, explicit loop")
+def ok_forward_loop(batch, dims):
+    total = 0
+    for i in range(len(dims) - 1):
+        total += matmul_flops((batch, dims[i]), (dims[i], dims[i + 1]))
+    return total
+
+
+@variant(replaces="backward_flops", why="weight grads + input grads counted separately")
+def ok_backward_split(batch, dims, input_grad=True):
+    layers = list(zip(dims[:-1], dims[1:]))
+    weight = sum(2 * batch * a * b for a, b in layers)
+    inputs = sum(2 * batch * a * b for i, (a, b) in enumerate(layers) if i > 0 or input_grad)
+    return weight + inputs
+
+
+@variant(replaces="training_days", why="divides step by step in another order, SECONDS as 86400.0")
+def ok_training_days_order(num_params, num_tokens, num_gpus, flop_per_sec, mfu):
+    per_gpu = training_flops(num_params, num_tokens) / num_gpus
+    return per_gpu / mfu / flop_per_sec / 86400.0
+
+
+@variant(replaces="MatmulFlopCounter.__torch_dispatch__", why="counts from the output size: 2 * out.numel() * inner dim")
+def ok_counter_from_output(self, func, types, args=(), kwargs=None):
+    kwargs = kwargs or {}
+    out = func(*args, **kwargs)
+    if func in (aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default):
+        self.flops += 2 * out.numel() * args[-1].shape[-2]
+    return out
+
+
+@variant(replaces="get_promised_flop_per_sec", why="lookup by regex-free string checks in another order, lecture's 67.5e12 for H100 SXM fp32")
+def ok_peak_lecture(device_name, dtype):
+    name = device_name.lower()
+    if dtype not in (torch.float32, torch.bfloat16, torch.float16):
+        raise ValueError(f"dtype {dtype}")
+    half = dtype != torch.float32
+    if "a100" in name:
+        return 312e12 if half else 19.5e12
+    if "h100" in name or "h200" in name:
+        if "pcie" in name:
+            if "h200" in name:
+                raise ValueError(device_name)
+            return 756.5e12 if half else 51e12
+        if "nvl" in name:
+            return 835.5e12 if half else 60e12
+        return 989.5e12 if half else 67.5e12
+    raise ValueError(device_name)
+
+
+@variant(replaces="time_matmul", why="mean of per-trial perf_counter intervals, two warm-ups")
+def ok_time_per_trial(a, b, trials=10):
+    cuda = a.device.type == "cuda"
+    for _ in range(2):
+        a @ b
+    times = []
+    for _ in range(trials):
+        if cuda:
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        a @ b
+        if cuda:
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return sum(times) / len(times)
+
+
+@variant(replaces="time_matmul", why="integer-nanosecond clock (perf_counter_ns), total over trials")
+def ok_time_ns(a, b, trials=10):
+    def sync():
+        if a.is_cuda:
+            torch.cuda.synchronize()
+
+    _ = a @ b
+    sync()
+    t0 = time.perf_counter_ns()
+    for _ in range(trials):
+        _ = a @ b
+    sync()
+    return (time.perf_counter_ns() - t0) / 1e9 / trials
+
+
+@variant(replaces="matmul_flops", why="broadcasts the batch dims by hand, right-aligned")
+def ok_matmul_by_hand(a_shape, b_shape):
+    a, b = list(a_shape), list(b_shape)
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError(f"need at least 2 dims: {a} @ {b}")
+    if a[-1] != b[-2]:
+        raise ValueError(f"inner dims differ: {a} @ {b}")
+    ba, bb = a[:-2], b[:-2]
+    n = max(len(ba), len(bb))
+    ba, bb = [1] * (n - len(ba)) + ba, [1] * (n - len(bb)) + bb
+    count = 1
+    for x, y in zip(ba, bb):
+        if x != y and 1 not in (x, y):
+            raise ValueError(f"batch dims do not broadcast: {a} @ {b}")
+        count *= max(x, y) if min(x, y) != 0 else 0
+    return 2 * count * a[-2] * a[-1] * b[-1]
+
+
+@variant(replaces="count_matmul_flops", why="its own inline TorchDispatchMode, matching OpOverloads by name")
+def ok_count_inline(fn, *args):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    names = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
+
+    class Counter(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.total = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            result = func(*args, **(kwargs or {}))
+            if func.name().split(".")[0] in names:
+                a, b = args[-2], args[-1]
+                self.total += 2 * a.shape[-2] * a.shape[-1] * b.shape[-1] * (a.shape[0] if a.dim() == 3 else 1)
+            return result
+
+    with Counter() as counter:
+        fn(*args)
+    return int(counter.total)
