@@ -1,23 +1,26 @@
 """The process inside the sandbox: imports one submission's module files and serves probe calls.
 
-Started by `grader.sandbox` as ``python -P -m grader.worker`` inside bubblewrap (or, where
-bubblewrap is missing, as a plain subprocess with rlimits).  It sees a read-only copy of the
-`grader` package and `tests/probes/` (the "kit bundle"), the submission's staged module
-files (read-only) and a small private scratch; never the repository, the solutions, the
-hidden tests or the results folder.
+Started by `grader.sandbox` as ``python -P -m grader.worker --fd-in N --fd-out N --fd-fault N
+--fd-config N`` inside bubblewrap, or as a plain subprocess by the landlock and rlimits
+launchers.  Its configuration (rlimits, uid, seccomp program, Landlock rules, the submission
+folder) arrives as JSON on the config fd, never on the command line.  It sees a read-only copy
+of the `grader` package and `tests/probes/` (the "kit bundle"), the submission's staged module
+files (read-only) and its scratch folders; never the repository, the solutions, the hidden
+tests or the results folder.
 
-Start-up, all trusted code, before any student code runs:
+Start-up, all trusted code, single-threaded, before any student code runs:
 
 1. set the rlimits (data segment, address space, CPU time, processes, file size, open files,
    no core);
-2. drop to the sandbox uid when started as root (its own uid per job slot, so that
-   RLIMIT_NPROC binds and the grader can kill every process the submission left behind),
-   set no_new_privs and a parent-death signal;
-3. import torch (one thread) and the probe modules, then send ``{"ready": ...}``.
+2. drop to the sandbox uid when started as root (a uid per submission, so RLIMIT_NPROC binds,
+   the grader can kill every process the submission left behind and nothing keyed by uid
+   outlives it), join a fresh session keyring, set no_new_privs and a parent-death signal;
+3. restrict itself with Landlock (landlock launcher) and install the seccomp filter (landlock
+   and rlimits launchers; bubblewrap installed it already);
+4. import torch (one thread), `grader.tripwire.install()` and the probe modules, then send
+   ``{"ready": ..., "layers": ...}``.
 
-Protocol: requests and replies travel on two dedicated pipe fds (never stdout/stderr, which
-the grader captures into a capped log), each message an 8-byte big-endian length followed by
-a `grader.protocol.encode` payload.  Requests: ``{"op": "import", "module": m, "seq": n}``,
+Protocol (`grader.sandbox.channel`): requests ``{"op": "import", "module": m, "seq": n}``,
 ``{"op": "call", "name": probe, "kwargs": {...}, "seq": n}``, ``{"op": "bye"}``.  Replies:
 ``{"seq": n, "reply": {"ok": value} | {"error": ErrorData-dict} | {"boundary": text}}``.
 
@@ -30,25 +33,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import struct
 import sys
 from typing import Any
-
-_HEADER = struct.Struct(">Q")
 
 #: Kernel constants (linux/prctl.h)
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_GET_NO_NEW_PRIVS = 39
 
 
-def _prctl(option: int, arg: int) -> None:
+def _prctl(option: int, arg: int) -> int:
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(option, arg, 0, 0, 0)
+        return int(libc.prctl(option, arg, 0, 0, 0))
     except Exception:  # noqa: BLE001 - best effort hardening; the outer limits still hold
-        pass
+        return -1
 
 
 def apply_limits(limits: dict[str, int]) -> None:
@@ -81,8 +82,10 @@ _CAP_DAC_READ_SEARCH = 2
 def _keep_read_capability() -> None:
     """Keep only CAP_DAC_READ_SEARCH (also across exec, as an ambient capability).
 
-    Used by the rlimits fallback when the Python installation is not readable by other users
-    (e.g. under /root): the sandbox uid could not even import the standard library otherwise.
+    Used by the landlock and rlimits launchers when the Python installation is not readable by
+    other users (e.g. under /root): the sandbox uid could not even import the standard library
+    otherwise.  (open_by_handle_at, which would turn it into reading any file, is refused by the
+    seccomp filter; Landlock still limits what can be opened.)
     """
     import ctypes
 
@@ -101,54 +104,66 @@ def _keep_read_capability() -> None:
         raise OSError(ctypes.get_errno(), "raising the ambient capability failed")
 
 
+def _join_fresh_session_keyring() -> None:
+    """A new anonymous session keyring: nothing is shared with the grader's (keyctl is also
+    refused by the seccomp filter; this holds where no filter could be installed)."""
+    try:
+        import ctypes
+
+        from grader.sandbox.uids import keyctl_nr
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall(keyctl_nr(), 1, None)  # KEYCTL_JOIN_SESSION_KEYRING, anonymous
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def drop_privileges(uid: int | None, gid: int | None, keep_read: bool = False) -> None:
     """Become the sandbox uid/gid (only possible, and only needed, when started as root)."""
     if uid is not None and os.geteuid() == 0:
         if keep_read:
             _prctl(_PR_SET_KEEPCAPS, 1)
         os.setgroups([])
-        os.setresgid(gid if gid is not None else uid, gid if gid is not None else uid, gid if gid is not None else uid)
+        g = gid if gid is not None else uid
+        os.setresgid(g, g, g)
         os.setresuid(uid, uid, uid)
         if keep_read:
             _keep_read_capability()
+    _join_fresh_session_keyring()
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
     # a credential change clears the parent-death signal: arm it again, then make sure the
     # parent did not die in between (we would then be adopted and never get the signal)
     _prctl(_PR_SET_PDEATHSIG, 9)
 
 
-class Channel:
-    """Length-prefixed messages on two pipe fds."""
+def _seccomp_mode() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Seccomp:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
-    def __init__(self, fd_in: int, fd_out: int):
-        self.fd_in = fd_in
-        self.fd_out = fd_out
 
-    def send(self, message: dict[str, Any]) -> None:
-        from grader.protocol import encode
+def lock_down(config: dict[str, Any]) -> dict[str, Any]:
+    """Steps 1-3 above; returns the layers that are active (reported in the ready message)."""
+    apply_limits(config.get("limits") or {})
+    drop_privileges(config.get("uid"), config.get("gid"), bool(config.get("keep_read_cap")))
+    layers: dict[str, Any] = {"uid": os.getuid(), "landlock": 0}
+    rules = config.get("landlock")
+    if rules:
+        from grader.sandbox.landlock import restrict
 
-        payload = encode(message)
-        data = _HEADER.pack(len(payload)) + payload
-        view = memoryview(data)
-        while view:
-            n = os.write(self.fd_out, view)
-            view = view[n:]
+        layers["landlock"] = restrict(rules["read"], rules["write"], rules.get("devices", []))
+    if config.get("seccomp"):
+        from grader.sandbox.seccomp import load_program
 
-    def _read_exact(self, n: int) -> bytes:
-        chunks = []
-        while n:
-            chunk = os.read(self.fd_in, min(n, 1 << 20))
-            if not chunk:
-                raise EOFError
-            chunks.append(chunk)
-            n -= len(chunk)
-        return b"".join(chunks)
-
-    def recv(self) -> dict[str, Any]:
-        from grader.protocol import decode
-
-        (n,) = _HEADER.unpack(self._read_exact(_HEADER.size))
-        return decode(self._read_exact(n))
+        load_program(bytes.fromhex(config["seccomp"]))
+    layers["seccomp"] = _seccomp_mode() == 2
+    layers["no_new_privs"] = _prctl(_PR_GET_NO_NEW_PRIVS, 0) == 1
+    return layers
 
 
 def _missing_module_file(reply: dict[str, Any], impl: Any) -> dict[str, Any]:
@@ -218,7 +233,7 @@ def _has_children() -> bool:
     return True  # a live child (pid 0) or one that just ended (reaped now)
 
 
-def serve_forever(channel: Channel, folder: str, limits: dict[str, int]) -> int:
+def serve_forever(channel: Any, folder: str, limits: dict[str, int], layers: dict[str, Any]) -> int:
     from pathlib import Path
 
     from grader.protocol import ErrorData
@@ -227,7 +242,7 @@ def serve_forever(channel: Channel, folder: str, limits: dict[str, int]) -> int:
 
     impl = Implementation(Path(folder))
     me = os.getpid()
-    channel.send({"ready": True, "pid": me, "uid": os.getuid()})
+    channel.send({"ready": True, "pid": me, "uid": os.getuid(), "layers": layers})
     while True:
         try:
             request = channel.recv()
@@ -274,16 +289,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fd-in", type=int, required=True)
     parser.add_argument("--fd-out", type=int, required=True)
     parser.add_argument("--fd-fault", type=int, default=None)
-    parser.add_argument("--folder", required=True)
-    parser.add_argument("--uid", type=int, default=None)
-    parser.add_argument("--gid", type=int, default=None)
-    parser.add_argument("--limits", default="{}")
-    parser.add_argument("--keep-read-cap", action="store_true")
+    parser.add_argument("--fd-config", type=int, required=True)
     args = parser.parse_args(argv)
 
-    limits = json.loads(args.limits)
-    apply_limits(limits)
-    drop_privileges(args.uid, args.gid, args.keep_read_cap)
+    with os.fdopen(args.fd_config, "rb") as f:
+        config = json.loads(f.read())
+    layers = lock_down(config)
+    limits = config.get("limits") or {}
     if args.fd_fault is not None:
         import faulthandler
 
@@ -294,6 +306,13 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
+    try:  # the runtime tripwire (grader/tripwire.py): forbidden callables wrapped before any student code
+        from grader import tripwire
+    except ImportError:
+        tripwire = None
+    if tripwire is not None:
+        tripwire.install()
+        layers["tripwire"] = True
     import grader.serve  # noqa: F401  (trusted imports, before any student code)
     from grader import MODULES
 
@@ -302,9 +321,11 @@ def main(argv: list[str] | None = None) -> int:
             __import__(f"tests.probes.{module}")
         except Exception:  # noqa: BLE001 - a missing/broken probe module fails its own calls
             pass
+    from grader.sandbox.channel import Channel
+
     channel = Channel(args.fd_in, args.fd_out)
     try:
-        return serve_forever(channel, args.folder, limits)
+        return serve_forever(channel, config["folder"], limits, layers)
     except (BrokenPipeError, EOFError):
         return 0
 

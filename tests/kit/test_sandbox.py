@@ -9,6 +9,7 @@ running, nothing reachable that should not be.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -23,9 +24,11 @@ from pathlib import Path
 import pytest
 
 from grader import KIT_ROOT, sandbox
-from grader.sandbox import BUBBLEWRAP, RLIMITS, SandboxBackend, SandboxSettings
+from grader.sandbox import BUBBLEWRAP, LANDLOCK, RLIMITS, SandboxBackend, SandboxSettings
 
-TIMEOUT = 4.0
+#: Per-call limit: 4 s on an idle machine, scaled by the load per core (at most 8x), so a memory bomb
+#: reaches its limit before the wall clock on a busy 2-core CI machine.
+TIMEOUT = round(4.0 * min(8.0, max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))), 1)
 
 MODULE = textwrap.dedent(f'''
     import ctypes, json, os, resource, socket, sys, time
@@ -50,6 +53,25 @@ MODULE = textwrap.dedent(f'''
         if name == "float8_e5m2":
             while True:
                 os.fork()
+        if name == "int8":  # 200 MiB held for a moment: what call_measured must see
+            block = bytearray(200 * 2**20)
+            del block
+            return (1, 5, 10)
+        if name == "int16":  # shared anonymous memory: invisible to RLIMIT_DATA
+            import mmap
+            m = mmap.mmap(-1, 6 * 2**30)
+            for i in range(0, len(m), 4096):
+                m[i] = 1
+            return (1, 5, 10)
+        if name == "int64":  # host paths quoted in an exception
+            seen = []
+            for path in ("/proc/1/cmdline", f"/proc/{{os.getppid()}}/cmdline", "/proc/self/mountinfo",
+                         "/proc/self/environ"):
+                try:
+                    seen.append(open(path, "rb").read().replace(b"\\0", b" ").decode(errors="replace")[:400])
+                except OSError:
+                    pass
+            raise RuntimeError(" | ".join([__file__, os.getcwd(), *seen]))
         raise ValueError(name)
 
     def get_memory_usage(x):
@@ -72,7 +94,10 @@ MODULE = textwrap.dedent(f'''
             facts[key] = status.split(key + ":")[1].split()[0]
         facts["limits"] = {{name: resource.getrlimit(getattr(resource, "RLIMIT_" + name))[0]
                             for name in ("AS", "DATA", "NPROC", "FSIZE", "CORE", "CPU", "NOFILE")}}
-        facts["root"] = sorted(os.listdir("/"))
+        try:
+            facts["root"] = sorted(os.listdir("/"))
+        except OSError:
+            facts["root"] = None
         facts["env"] = sorted(os.environ)
         facts["threads"] = torch.get_num_threads()
         paths = {{"solutions": "{KIT_ROOT / "solutions"}", "hidden": "{KIT_ROOT / "tests" / "hidden"}",
@@ -80,6 +105,14 @@ MODULE = textwrap.dedent(f'''
                   "kit_hidden": "/kit/tests/hidden", "kit_probes": "/kit/tests/probes/memory.py",
                   "kit_grader": "/kit/grader/protocol.py"}}
         facts["exists"] = {{k: os.path.exists(v) for k, v in paths.items()}}
+        readable = {{}}
+        for k, v in paths.items():
+            try:
+                os.listdir(v) if os.path.isdir(v) else open(v).read(1)
+                readable[k] = True
+            except OSError:
+                readable[k] = False
+        facts["readable"] = readable
         writable = {{}}
         for name in ("/submission/x.py", "/kit/x.py", "/tmp/x", "/usr/x", os.path.dirname(__file__) + "/x.py"):
             try:
@@ -94,6 +127,44 @@ MODULE = textwrap.dedent(f'''
             facts["network"] = True
         except OSError:
             facts["network"] = False
+        facts["Seccomp"] = status.split("Seccomp:")[1].split()[0]
+        refused = {{}}
+        for fam in ("AF_INET", "AF_INET6", "AF_PACKET", "AF_NETLINK", "AF_UNIX"):
+            try:
+                socket.socket(getattr(socket, fam), socket.SOCK_DGRAM if fam != "AF_PACKET" else socket.SOCK_RAW).close()
+                refused[fam] = False
+            except OSError:
+                refused[fam] = True
+        libc = ctypes.CDLL(None, use_errno=True)
+        for call, args in (("unshare", (0x10000000,)), ("ptrace", (0, 0, 0, 0)),
+                           ("personality", (0x0040000,)), ("shmget", (0, 4096, 0o1600))):
+            refused[call] = getattr(libc, call)(*args) == -1
+        refused["keyctl"] = libc.syscall({250 if os.uname().machine == "x86_64" else 219}, 0, -4, 0) == -1
+        try:
+            os.memfd_create("x")
+            refused["memfd_create"] = False
+        except OSError:
+            refused["memfd_create"] = True
+        facts["refused"] = refused
+        shown = []  # host paths in the command lines and environment the submission can read
+        for path in ("/proc/1/cmdline", f"/proc/{{os.getppid()}}/cmdline", "/proc/self/cmdline", "/proc/self/environ"):
+            try:
+                if "{KIT_ROOT}" in open(path, "rb").read().decode(errors="replace"):
+                    shown.append(path)
+            except OSError:
+                pass
+        facts["host_path_shown_in"] = shown
+        try:  # a unix socket path that does not exist: ENOENT where connect() is allowed
+            socket.socket(socket.AF_UNIX).connect("/run/kit-no-such-socket")
+        except OSError as exc:
+            facts["unix_connect_errno"] = exc.errno
+        torch.set_num_threads(2)  # threads (clone without namespace flags) still work
+        facts["threads_ok"] = float((torch.ones(300, 300) @ torch.ones(300, 300))[0, 0]) == 300.0
+        torch.set_num_threads(1)
+        other, tmp = os.environ["KIT_OTHER_FS_DIR"], os.environ["TMPDIR"]
+        with open(os.path.join(other, "probe"), "w") as f:
+            f.write("x")
+        facts["other_fs"] = os.stat(other).st_dev != os.stat(tmp).st_dev
         return json.dumps(facts)
 ''')
 
@@ -171,31 +242,160 @@ def _spy(backend: SandboxBackend, port: int) -> dict:
     return json.loads(reply["ok"][0])
 
 
-def test_isolation_seen_from_inside(submission: Path, server: tuple[int, list[str]]) -> None:
-    _bwrap_or_fail()
+def _landlock_or_fail() -> None:
+    abi, why = sandbox.landlock_available()
+    if not abi:
+        if os.environ.get("KIT_ALLOW_NO_LANDLOCK") == "1":
+            pytest.skip(f"{why} (KIT_ALLOW_NO_LANDLOCK=1)")
+        pytest.fail(f"{why}: the landlock launcher cannot be tested here (KIT_ALLOW_NO_LANDLOCK=1 skips it)")
+
+
+def launcher_python_hidden() -> bool:
+    """The worker's interpreter path shows no host path of the kit (a venv inside the repository is
+    mounted at /venv; an interpreter elsewhere is not the kit's path anyway)."""
+    return str(KIT_ROOT) not in sandbox.launchers.sandbox_python(BUBBLEWRAP)
+
+
+REFUSED = {"AF_INET": True, "AF_INET6": True, "AF_PACKET": True, "AF_NETLINK": True, "AF_UNIX": False,
+           "unshare": True, "keyctl": True, "ptrace": True, "personality": True, "shmget": True, "memfd_create": True}
+
+
+@pytest.mark.parametrize("launcher", [BUBBLEWRAP, LANDLOCK])
+def test_isolation_seen_from_inside(launcher: str, submission: Path, server: tuple[int, list[str]]) -> None:
+    _bwrap_or_fail() if launcher == BUBBLEWRAP else _landlock_or_fail()
     port, seen = server
-    backend = _backend(submission)
+    backend = _backend(submission, launcher=launcher)
     try:
-        assert backend.launcher == BUBBLEWRAP and backend.warning == ""
+        assert backend.launcher == launcher
         facts = _spy(backend, port)
+        layers = backend.stats["layers"]
     finally:
         backend.close()
-    assert facts["exists"] == {"solutions": False, "hidden": False, "mutants": False, "repo": False,
-                               "kit_hidden": False, "kit_probes": True, "kit_grader": True}
-    assert set(facts["root"]) <= {"usr", "bin", "lib", "lib64", "lib32", "libx32", "sbin", "etc", "proc", "dev", "tmp",
-                                  "kit", "submission", *Path(KIT_ROOT).parts[1:2], "root", "opt", "home"}
-    assert facts["writable"] == {"/submission/x.py": False, "/kit/x.py": False, "/tmp/x": True, "/usr/x": False}
+    if launcher == BUBBLEWRAP:
+        assert backend.warning == ""
+        assert facts["exists"] == {"solutions": False, "hidden": False, "mutants": False, "repo": False,
+                                   "kit_hidden": False, "kit_probes": True, "kit_grader": True}
+        assert set(facts["root"]) <= {"usr", "bin", "lib", "lib64", "lib32", "libx32", "sbin", "etc", "proc", "dev",
+                                      "tmp", "kit", "submission", "scratch", "venv", *Path(KIT_ROOT).parts[1:2], "root",
+                                      "opt", "home"}
+        assert facts["writable"] == {"/submission/x.py": False, "/kit/x.py": False, "/tmp/x": True, "/usr/x": False}
+    else:  # no namespaces: the host's paths, but only the allowed trees can be opened
+        assert "Landlock" in backend.warning and layers["landlock"] >= 1
+        assert facts["root"] is None  # not even the listing of /
+        assert {k: v for k, v in facts["readable"].items() if not k.startswith("kit_")} == {
+            "solutions": False, "hidden": False, "mutants": False, "repo": False}
+        assert not any(facts["writable"].values()), facts["writable"]  # /tmp itself is not the scratch
     assert facts["network"] is False and seen == []
-    assert facts["CapEff"] == "0000000000000000" and facts["NoNewPrivs"] == "1"
+    assert facts["refused"] == REFUSED and facts["Seccomp"] == "2" and facts["threads_ok"] is True
+    if launcher == LANDLOCK:  # other processes' /proc is out of reach; its own interpreter path is the host's
+        assert set(facts["host_path_shown_in"]) <= {"/proc/self/cmdline"}, facts["host_path_shown_in"]
+    elif launcher_python_hidden():  # (/proc/1 is bwrap itself, running the worker)
+        assert facts["host_path_shown_in"] == []
+    assert facts["other_fs"] is True  # KIT_OTHER_FS_DIR is writable and on another filesystem than TMPDIR
+    # connect() refused where the host's unix sockets are in view (no mount namespace)
+    assert facts["unix_connect_errno"] == (errno.ENOENT if launcher == BUBBLEWRAP else errno.EACCES)
+    assert facts["CapEff"] in ("0000000000000000", "0000000000000004") and facts["NoNewPrivs"] == "1"
+    if launcher == BUBBLEWRAP:
+        assert facts["CapEff"] == "0000000000000000"
     if os.geteuid() == 0:
-        assert int(facts["Uid"]) == backend.uid != 0
+        assert int(facts["Uid"]) == backend.uid != 0 and layers["uid_drop"] is True
+    assert layers["seccomp"] is True and layers["no_new_privs"] is True
     limits = facts["limits"]
     assert limits["DATA"] == 2 * 2**30 and limits["AS"] == sandbox.Limits().as_bytes
     assert limits["CORE"] == 0 and limits["NPROC"] == 64
     assert limits["FSIZE"] == sandbox.Limits().fsize_bytes and limits["CPU"] == sandbox.Limits().cpu_seconds
     assert facts["threads"] == 1
-    assert not any(k.startswith(("KIT_", "PYTEST", "VIRTUAL_ENV")) for k in facts["env"])
+    assert not any(k.startswith(("PYTEST", "VIRTUAL_ENV")) for k in facts["env"])
+    assert not [k for k in facts["env"] if k.startswith("KIT_") and k != "KIT_OTHER_FS_DIR"]
     assert not (submission / "x.py").exists()
+
+
+@pytest.mark.parametrize("launcher", [BUBBLEWRAP, LANDLOCK])
+def test_host_paths_are_scrubbed_from_messages(launcher: str, submission: Path) -> None:
+    _bwrap_or_fail() if launcher == BUBBLEWRAP else _landlock_or_fail()
+    backend = _backend(submission, launcher=launcher)
+    try:
+        reply = backend.call("memory.float_format", {"dtype": "int64"})
+    finally:
+        backend.close()
+    text = reply["error"]["message"]
+    assert "memory.py" in text
+    for host in (str(KIT_ROOT), str(submission), str(submission.parent), str(sandbox.kit_bundle())):
+        assert host not in text, (host, text)
+
+
+def test_call_measured_sees_the_peak_from_outside(submission: Path) -> None:
+    for use_cgroup in (True, False):
+        backend = _backend(submission, cgroup=use_cgroup)
+        try:
+            reply, mem = backend.call_measured("memory.float_format", {"dtype": "int8"})
+            small, mem_small = backend.call_measured("memory.float_format", {"dtype": "float16"})
+        finally:
+            backend.close()
+        assert reply == small == {"ok": (1, 5, 10)}
+        cgroup = use_cgroup and os.geteuid() == 0 and sandbox.cgroups_available()[0]
+        assert mem["method"].startswith("cgroup" if cgroup else "VmRSS"), mem
+        assert 190 * 2**20 <= mem["peak_growth_bytes"] < 320 * 2**20, mem  # 200 MiB, sampled: a page or two may be missed
+        assert 0 <= mem_small["peak_growth_bytes"] < 40 * 2**20, mem_small
+
+
+def test_memory_invisible_to_rlimits_is_capped(submission: Path) -> None:
+    """6 GiB of shared anonymous memory (RLIMIT_DATA does not count it) against a 1 GiB cap:
+    the cgroup's limit, or the watch from outside, kills the sandbox; the next call runs."""
+    for use_cgroup in (True, False):
+        backend = _backend(submission, cgroup=use_cgroup)
+        backend.settings.limits.memory_bytes = 2**30
+        try:
+            reply = backend.call("memory.float_format", {"dtype": "int16"})
+            assert "boundary" in reply and "killed" in reply["boundary"], reply
+            assert backend.call("memory.float_format", {"dtype": "float16"}) == {"ok": (1, 5, 10)}
+        finally:
+            backend.close()
+        assert _leftovers(backend) == []
+
+
+def test_kernel_state_of_a_uid_does_not_outlive_its_sandbox() -> None:
+    """Keys, SysV segments and /dev/shm files a uid holds are cleared when it goes back to the
+    pool, and two backends in a row never share a uid (root only: a uid per submission)."""
+    if os.geteuid() != 0:
+        pytest.skip("uids of their own need root")
+    from grader.sandbox import uids
+
+    uid = uids.lease_uid()
+    code = textwrap.dedent("""
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        assert libc.syscall(248, b"user", b"kit-left", b"secret", 6, -4) > 0  # add_key to the user keyring
+        assert libc.shmget(0x4b495431, 4096, 0o1600) >= 0
+        open("/dev/shm/kit-left-behind", "w").write("x")
+        """)
+    rc = uids._as_uid(uid, lambda: exec(code) or 0)
+    assert rc == 0
+    state = uids.uid_state(uid)
+    assert state["keys"] >= 1 and state["sysvipc"] and state["files"], state
+    uids.release_uid(uid)
+    assert uids.uid_state(uid) == {"keys": 0, "sysvipc": [], "files": []}
+    first = SandboxBackend(Path(tempfile.gettempdir()), SandboxSettings())
+    second = SandboxBackend(Path(tempfile.gettempdir()), SandboxSettings())
+    assert first.uid != second.uid and None not in (first.uid, second.uid)
+    first.close()
+    second.close()
+
+
+def test_auto_picks_landlock_where_namespaces_are_refused() -> None:
+    """An emulated container (a seccomp filter refusing unshare and clone's namespace flags, as
+    Docker's default profile does): bubblewrap cannot start, auto picks landlock and says so."""
+    import subprocess
+    import sys
+
+    _landlock_or_fail()
+    code = ("from grader.sandbox import resolve_launcher, bwrap_available; import json; "
+            "print(json.dumps([bwrap_available()[0], *resolve_launcher('auto')]))")
+    proc = subprocess.run([sys.executable, "-m", "grader.sandbox.seccomp", "--no-namespaces", "--",
+                           sys.executable, "-c", code], capture_output=True, text=True, cwd=KIT_ROOT, timeout=120)
+    bwrap_ok, launcher, warning = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert (bwrap_ok, launcher) == (False, LANDLOCK) and "Landlock" in warning, proc.stderr
 
 
 def test_timeout_fails_the_call_and_the_next_call_gets_a_fresh_sandbox(submission: Path) -> None:
@@ -234,7 +434,7 @@ def test_fork_bomb_and_memory_bomb_are_contained(submission: Path) -> None:
         reply = backend.call("memory.float_format", {"dtype": "float8_e5m2"})
         assert reply["error"]["type"] == "BlockingIOError"  # RLIMIT_NPROC stops it
         reply = backend.call("memory.get_memory_usage", {"specs": [{"shape": [2], "dtype": "float32"}]})
-        assert reply["error"]["type"] == "MemoryError"
+        assert reply.get("error", {}).get("type") == "MemoryError", (reply, backend.stats["events"])
         assert "exceeded the sandbox memory limit of 2 GiB" in reply["error"]["message"]
         assert backend.call("memory.float_format", {"dtype": "float16"}) == {"ok": (1, 5, 10)}
         assert backend.stats["leftovers"] >= 1  # the fork bomb's survivors were killed with the sandbox
@@ -305,7 +505,7 @@ def test_rlimits_fallback_says_so_and_still_limits(submission: Path, server: tup
     backend = _backend(submission, launcher=RLIMITS)
     try:
         assert backend.launcher == RLIMITS
-        assert "WITHOUT filesystem or network isolation" in backend.warning
+        assert "WITHOUT filesystem isolation" in backend.warning
         facts = _spy(backend, port)
         assert backend.call("memory.float_format", {"dtype": "float32"})["boundary"].startswith("timed out")
         reply = backend.call("memory.float_format", {"dtype": "float8_e5m2"})
@@ -319,7 +519,8 @@ def test_rlimits_fallback_says_so_and_still_limits(submission: Path, server: tup
     assert facts["NoNewPrivs"] == "1"
     if os.geteuid() == 0:
         assert int(facts["Uid"]) == backend.uid != 0
-    assert facts["writable"][str(submission / "x.py")] is False
+    # (the host path of the submission comes back scrubbed to /submission, like every path in a reply)
+    assert facts["writable"]["/submission/x.py"] is False and not (submission / "x.py").exists()
     assert _leftovers(backend) == []
     assert sandbox.pop_finished()[-1]["warning"] == backend.warning
 
@@ -329,8 +530,113 @@ def test_kit_bundle_holds_only_what_ships() -> None:
     names = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*")
              if p.is_file() and "__pycache__" not in p.parts}
     assert "grader/worker.py" in names and "tests/probes/memory.py" in names
+    assert {"grader/sandbox/__init__.py", "grader/sandbox/landlock.py", "grader/sandbox/seccomp.py"} <= names
     assert not [n for n in names if n.startswith(("solutions", "tests/hidden", "tests/mutants", "tests/public",
                                                   "tests/kit", "tests/adversarial"))]
     mounts = sandbox.python_mounts()
     assert all(not (Path(m) == KIT_ROOT or (KIT_ROOT in Path(m).parents and ".venv" not in Path(m).parts))
                for m in mounts), mounts
+
+
+# -- the launcher matrix ------------------------------------------------------------------------
+
+MATRIX_USER = os.environ.get("KIT_MATRIX_USER", "kitci")
+
+
+def _unprivileged_user() -> str | None:
+    """An unprivileged account that can run this Python and read the kit (created when root)."""
+    import pwd
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(MATRIX_USER)
+    except KeyError:
+        subprocess.run(["useradd", "-m", MATRIX_USER], check=False, capture_output=True)
+    probe = subprocess.run(["runuser", "-u", MATRIX_USER, "--", sys.executable, "-c", "import grader, torch"],
+                           cwd=KIT_ROOT, capture_output=True, text=True, timeout=300)
+    return MATRIX_USER if probe.returncode == 0 else None
+
+
+def test_launcher_matrix() -> None:
+    """The reduced adversarial set (tests/adversarial/isolation.py: MATRIX_NAMES) under each launcher
+    the default suite does not cover: bubblewrap as an unprivileged user, landlock as root and as an
+    unprivileged user, and an emulated container that cannot create namespaces (auto must pick
+    landlock).  Bubblewrap as root is the full adversarial suite in test_grade.py.  The entries run
+    in parallel, one grading job each."""
+    import subprocess
+    import sys
+
+    _landlock_or_fail()
+    user = _unprivileged_user()
+    entries: list[tuple[str, list[str], str]] = []
+    mod = [sys.executable, "-m", "tests.adversarial.isolation"]
+    if os.geteuid() == 0:
+        entries.append(("landlock as root", [*mod, "--launcher", "landlock"], "landlock"))
+        entries.append(("container (no namespaces), auto", [sys.executable, "-m", "grader.sandbox.seccomp",
+                                                            "--no-namespaces", "--", *mod, "--launcher", "auto"],
+                        "landlock"))
+    if user is not None or os.geteuid() != 0:
+        as_user = ["runuser", "-u", user, "--"] if user else []
+        entries.append(("bubblewrap unprivileged", [*as_user, *mod, "--launcher", "bubblewrap"], "bubblewrap"))
+        entries.append(("landlock unprivileged", [*as_user, *mod, "--launcher", "landlock"], "landlock"))
+    elif os.environ.get("KIT_REQUIRE_MATRIX") == "1":
+        pytest.fail(f"no unprivileged user that can run {sys.executable} and read {KIT_ROOT}: "
+                    f"useradd -m {MATRIX_USER} and make both readable by it (see .ci/run)")
+    only = [w for w in os.environ.get("KIT_MATRIX_ENTRIES", "").split(",") if w]
+    entries = [e for e in entries if not only or any(w in e[0] for w in only)]
+    base = Path(tempfile.mkdtemp(prefix="kit-test-matrix-"))  # pytest's tmp_path is 0700 for root
+    os.chmod(base, 0o755)
+    procs = []
+    for i, (name, cmd, expect) in enumerate(entries):
+        work = base / f"entry{i}"
+        work.mkdir()
+        if cmd[0] == "runuser":
+            import pwd
+
+            pw = pwd.getpwnam(cmd[2])
+            os.chown(work, pw.pw_uid, pw.pw_gid)
+        env = dict(os.environ, PYTHONPATH=str(KIT_ROOT))
+        procs.append((name, subprocess.Popen([*cmd, "--work", str(work), "--expect-launcher", expect], cwd=KIT_ROOT,
+                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)))
+    problems, reports = [], []
+    for name, proc in procs:
+        try:
+            text, _ = proc.communicate(timeout=2400)
+        finally:
+            shutil.rmtree(base, ignore_errors=True) if proc is procs[-1][1] else None
+        lines = [ln for ln in text.splitlines() if ln.startswith("MATRIX-REPORT ")]
+        if not lines:
+            problems.append(f"{name}: no report (exit {proc.returncode}): {text[-2000:]}")
+            continue
+        report = json.loads(lines[-1].removeprefix("MATRIX-REPORT "))
+        reports.append(f"{name}: {report['launcher']} uid {report['uid']} {report['cases']} cases in "
+                       f"{report['seconds']} s, layers {report['layers']}")
+        problems += [f"{name}: {p}" for p in report["problems"]]
+    print("\n".join(reports))
+    assert not problems, "\n".join(problems)
+    if user is None and os.geteuid() == 0:
+        pytest.skip(f"unprivileged entries not run: {MATRIX_USER} cannot run {sys.executable} or read {KIT_ROOT}")
+
+
+def test_doctor_and_require(tmp_path: Path) -> None:
+    """`grader doctor` lists every layer with a fix for the missing ones; `grade --require bubblewrap`
+    refuses to grade inside an emulated container (no namespaces) before touching any submission."""
+    import subprocess
+    import sys
+
+    from grader.doctor import diagnose
+
+    report = diagnose(cuda=False)
+    assert set(report["layers"]) == {"bubblewrap (no user namespace)", "bubblewrap (user namespace)", "landlock",
+                                     "seccomp", "uid drop", "cgroup memory limit"}
+    assert report["auto"] == sandbox.resolve_launcher("auto")[0]
+    assert all(info["fix"] for info in report["layers"].values() if info["ok"] is False)
+    (tmp_path / "subs").mkdir()
+    proc = subprocess.run([sys.executable, "-m", "grader.sandbox.seccomp", "--no-namespaces", "--", sys.executable,
+                           "-m", "grader.cli", "grade", str(tmp_path / "subs"), "--out", str(tmp_path / "out"),
+                           "--require", "bubblewrap"], capture_output=True, text=True, cwd=KIT_ROOT, timeout=300)
+    assert proc.returncode == 2 and "--require bubblewrap" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert "landlock" in proc.stdout + proc.stderr and not (tmp_path / "out").exists()

@@ -1,0 +1,149 @@
+"""`grader doctor`: which isolation layers work on this machine, which launcher `auto` picks,
+and the one-line fix for each missing layer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+FIXES = {
+    "bwrap_missing": "apt-get install -y bubblewrap",
+    "userns": "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04); "
+              "sysctl -w kernel.unprivileged_userns_clone=1 (older Debian); or run the grader as root; "
+              "in Docker: --security-opt seccomp=unconfined or an image profile that allows unshare",
+    "root_bwrap": "run the grader as root, or make user namespaces available (see the line above)",
+    "landlock": "a kernel >= 5.13 with Landlock enabled (lsm=landlock,... on the kernel command line)",
+    "seccomp": "apt-get install -y libseccomp2 && pip install pyseccomp",
+    "uid": "run the grader as root (sudo): every submission then runs under a uid of its own",
+    "cgroup": "run as root where the cgroup v1 memory controller is mounted, or delegate a cgroup2 subtree "
+              "with +memory (systemd-run --scope -p Delegate=yes ...); without it memory is watched from outside",
+    "cuda": "install the NVIDIA driver and a CUDA build of torch (only the --device cuda run needs it)",
+}
+
+
+def _seccomp_check() -> tuple[bool, str]:
+    from grader.sandbox import seccomp
+
+    ok, why = seccomp.available()
+    if not ok:
+        return False, why
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        code = 1
+        try:
+            seccomp.load_program(seccomp.program())
+            import socket
+
+            try:
+                socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            except OSError:
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return False, "the filter could not be installed (or did not refuse an AF_INET socket)"
+    return True, ""
+
+
+def _cuda_inside(launcher: str) -> tuple[bool | None, str]:
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return None, "no CUDA on this machine (torch.cuda.is_available() is False)"
+    except Exception as exc:  # noqa: BLE001
+        return None, f"torch: {exc}"
+    if launcher != "bubblewrap":
+        return True, "the landlock/rlimits launchers see the host's devices"
+    from grader.sandbox import launchers
+    from grader.sandbox.config import Limits
+
+    env = launchers.sandbox_env("/tmp", "/kit", "/scratch", gpu=True)
+    opts = launchers.bwrap_options(launchers.kit_bundle(), launchers.kit_bundle(), Limits(), env, gpu=True)
+    from grader.sandbox import seccomp
+
+    fd = seccomp.program_fd()  # with the same system-call filter as a graded sandbox
+    cmd = ["bwrap", *opts, "--seccomp", str(fd), "--", sys.executable, "-c",
+           "import torch; print(torch.cuda.is_available() and torch.ones(2, device='cuda').sum().item() == 2)"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+                              pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    ok = proc.stdout.strip().endswith("True")
+    return ok, "" if ok else (proc.stderr.strip().splitlines() or ["CUDA not visible inside bubblewrap"])[-1][:200]
+
+
+def diagnose(cuda: bool = True) -> dict[str, Any]:
+    """Every layer: {"name": {"ok": bool | None, "detail": str, "fix": str}}, and what auto picks."""
+    import io
+    from contextlib import redirect_stderr
+
+    from grader.sandbox import launchers, limits, uids
+
+    root = uids.is_root()
+    layers: dict[str, dict[str, Any]] = {}
+
+    def add(name: str, ok: bool | None, detail: str, fix: str = "") -> None:
+        detail = detail.strip()
+        if detail.startswith("(") and detail.endswith(")"):
+            detail = detail[1:-1]
+        layers[name] = {"ok": ok, "detail": detail, "fix": "" if ok else fix}
+
+    installed = bool(launchers.shutil.which("bwrap"))
+    if not installed:
+        add("bubblewrap (no user namespace)", False, "bwrap is not installed", FIXES["bwrap_missing"])
+        add("bubblewrap (user namespace)", False, "bwrap is not installed", FIXES["bwrap_missing"])
+    else:
+        ok, why = launchers.bwrap_available(user_namespace=False)
+        add("bubblewrap (no user namespace)", ok, why or ("as root" if root else "works without one"),
+            FIXES["root_bwrap"])
+        ok, why = launchers.bwrap_available(user_namespace=True)
+        add("bubblewrap (user namespace)", ok, why or "unprivileged namespaces work", FIXES["userns"])
+    abi, why = launchers.landlock_available()
+    add("landlock", bool(abi), f"ABI {abi}" if abi else why, FIXES["landlock"])
+    ok, why = _seccomp_check()
+    add("seccomp", ok, why or "libseccomp filter installed and refusing AF_INET", FIXES["seccomp"])
+    add("uid drop", root, "root: a uid per submission" if root else "not root: the sandbox runs as this user",
+        FIXES["uid"])
+    ok, how = limits.cgroups_available()
+    add("cgroup memory limit", ok, how, FIXES["cgroup"])
+    with redirect_stderr(io.StringIO()):
+        picked, warning = launchers.resolve_launcher("auto")
+    if cuda:
+        ok, why = _cuda_inside(picked)
+        add("cuda inside the sandbox", ok, why or "torch.cuda.is_available() inside the sandbox", FIXES["cuda"])
+    return {"auto": picked, "warning": warning, "root": root, "layers": layers}
+
+
+def render(report: dict[str, Any], console: Any) -> None:
+    from rich.table import Table
+
+    table = Table(title="Sandbox layers on this machine")
+    for col in ("layer", "works", "detail", "fix"):
+        table.add_column(col, overflow="fold")
+    for name, info in report["layers"].items():
+        mark = {True: "[green]yes[/green]", False: "[red]no[/red]", None: "n/a"}[info["ok"]]
+        table.add_row(name, mark, info["detail"], info["fix"])
+    console.print(table)
+    console.print(f"--sandbox auto picks: [bold]{report['auto']}[/bold]")
+    if report["warning"]:
+        console.print(report["warning"], highlight=False)
+
+
+def require(level_name: str, launcher: str = "auto") -> str:
+    """The launcher that would run; raises RuntimeError when it is below `level_name`."""
+    import io
+    from contextlib import redirect_stderr
+
+    from grader.sandbox import launchers
+
+    with redirect_stderr(io.StringIO()):
+        picked, _ = launchers.resolve_launcher(launcher)
+    if launchers.level(picked) < launchers.level(level_name):
+        raise RuntimeError(f"--require {level_name}: this machine would grade with {picked}; "
+                           "run `grader doctor` for the missing layers and their fixes")
+    return picked

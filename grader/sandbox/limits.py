@@ -1,0 +1,304 @@
+"""Memory and the other resource limits: rlimits, a memory cgroup, a watch from outside.
+
+* rlimits (set by the worker on itself before any student code): data segment, address space,
+  CPU time, processes, file size, open files, no core dumps.  They do not see memfd files, tmpfs
+  or shared memory, and the --device cuda run lifts the memory ones (CUDA reserves huge ranges);
+* a memory cgroup per sandbox where the grader may create one (root with cgroup v1's memory
+  controller, or a cgroup2 subtree with the memory controller): ``memory.limit_in_bytes`` /
+  ``memory.max`` caps everything the sandbox's processes hold, tmpfs and shared memory
+  included, on every path (the CUDA run too), and its peak is the trusted measure of a call's
+  memory (`Cgroup.reset_peak` / `Cgroup.peak`);
+* elsewhere a `Monitor` thread samples, from outside, the resident memory of every process of
+  the sandbox plus the files in its scratch folders, and kills the sandbox over the cap; during
+  a measured call it samples every 2 ms and reports the peak growth of the summed VmRSS (a
+  student can reset VmHWM through /proc/self/clear_refs, so the high-water mark inside is not
+  trusted).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from grader.sandbox.config import Limits
+
+
+def rlimits(limits: Limits, nproc_extra: int = 0) -> dict[str, Any]:
+    """The rlimits the worker sets on itself (None: not limited)."""
+    return {"as_bytes": limits.as_bytes, "data_bytes": limits.data_bytes, "cpu_seconds": limits.cpu_seconds,
+            "fsize_bytes": limits.fsize_bytes, "nofile": limits.nofile, "core": limits.core,
+            "nproc": limits.nproc + nproc_extra}
+
+
+# -- cgroups --------------------------------------------------------------------------------------
+
+V1_ROOT = Path("/sys/fs/cgroup/memory")
+V2_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
+
+
+def _own_cgroup(controller: str) -> str | None:
+    """This process's cgroup path for a v1 controller ("memory"), or the v2 path (controller "")."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, ctrls, path = line.rstrip("\n").split(":", 2)
+                if (controller and controller in ctrls.split(",")) or (not controller and ctrls == ""):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+class Cgroup:
+    """One sandbox's memory cgroup (v1 or v2); created by `create`, removed by `destroy`."""
+
+    def __init__(self, path: Path, version: int):
+        self.path = path
+        self.version = version
+
+    @classmethod
+    def create(cls, name: str, cap: int) -> "Cgroup | None":
+        """A new memory cgroup limited to `cap` bytes next to this process's own, or None."""
+        for parent, version in _parents():
+            path = parent / name
+            try:
+                path.mkdir()
+            except OSError:
+                continue
+            cg = cls(path, version)
+            try:
+                if version == 1:
+                    cg._write("memory.limit_in_bytes", cap)
+                    try:
+                        cg._write("memory.swappiness", 0)
+                    except OSError:
+                        pass
+                else:
+                    cg._write("memory.max", cap)
+                    try:
+                        cg._write("memory.swap.max", 0)
+                    except OSError:
+                        pass
+                return cg
+            except OSError:
+                cg.destroy()
+        return None
+
+    def _write(self, name: str, value: Any) -> None:
+        with open(self.path / name, "w") as f:
+            f.write(str(value))
+
+    def _read_int(self, name: str) -> int:
+        with open(self.path / name) as f:
+            text = f.read().split()
+        return int(text[0]) if text and text[0] != "max" else -1
+
+    @property
+    def procs_file(self) -> str:
+        return str(self.path / "cgroup.procs")
+
+    def usage(self) -> int:
+        return self._read_int("memory.usage_in_bytes" if self.version == 1 else "memory.current")
+
+    def reset_peak(self) -> bool:
+        """Start a new peak at the current usage (v1: max_usage_in_bytes; v2 >= 6.12: memory.peak)."""
+        try:
+            self._write("memory.max_usage_in_bytes" if self.version == 1 else "memory.peak", 0)
+            return True
+        except OSError:
+            return False
+
+    def peak(self) -> int:
+        return self._read_int("memory.max_usage_in_bytes" if self.version == 1 else "memory.peak")
+
+    def pids(self) -> list[int]:
+        try:
+            with open(self.procs_file) as f:
+                return [int(x) for x in f.read().split()]
+        except OSError:
+            return []
+
+    def oom_killed(self) -> bool:
+        try:
+            if self.version == 1:
+                return self._read_int("memory.failcnt") > 0 and not self.pids()
+            with open(self.path / "memory.events") as f:
+                return any(line.startswith("oom_kill ") and int(line.split()[1]) > 0 for line in f)
+        except OSError:
+            return False
+
+    def destroy(self) -> None:
+        for _ in range(50):
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.02)  # processes still leaving
+
+
+def _parents() -> list[tuple[Path, int]]:
+    out = []
+    own = _own_cgroup("memory")
+    if own is not None and (V1_ROOT / "memory.limit_in_bytes").exists():
+        out.append((V1_ROOT / own.lstrip("/"), 1))
+    own2 = _own_cgroup("")
+    if own2 is not None:
+        for root in V2_ROOTS:
+            parent = root / own2.lstrip("/")
+            try:
+                if "memory" in (parent / "cgroup.subtree_control").read_text().split():
+                    out.append((parent, 2))
+            except OSError:
+                continue
+    return out
+
+
+_cgroup_state: tuple[bool, str] | None = None
+
+
+def _sweep_stale() -> None:
+    """Remove the (empty) cgroups of sandboxes whose grader process was killed."""
+    for parent, _ in _parents():
+        try:
+            entries = list(parent.glob("kit-sandbox-*"))
+        except OSError:
+            continue
+        for path in entries:
+            pid = path.name.split("-")[2]
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                try:
+                    path.rmdir()
+                except OSError:
+                    pass
+
+
+def cgroups_available() -> tuple[bool, str]:
+    """(usable, how or why not): whether this process can create a memory cgroup per sandbox."""
+    global _cgroup_state
+    if _cgroup_state is None:
+        _sweep_stale()
+        cg = Cgroup.create(f"kit-probe-{os.getpid()}", 2**30)
+        if cg is None:
+            why = "no writable memory cgroup (cgroup v1 memory controller or a delegated cgroup2 subtree)"
+            _cgroup_state = (False, why)
+        else:
+            _cgroup_state = (True, f"cgroup v{cg.version} at {cg.path.parent}")
+            cg.destroy()
+    return _cgroup_state
+
+
+def join_cgroup_preexec(procs_file: str) -> Callable[[], None]:
+    """A Popen preexec_fn that moves the child into the cgroup before it execs (no Python allocations)."""
+    data = b"0"
+
+    def join() -> None:
+        fd = os.open(procs_file, os.O_WRONLY)
+        try:
+            os.write(fd, data)  # "0": the writing process itself
+        finally:
+            os.close(fd)
+    return join
+
+
+# -- watching from outside ---------------------------------------------------------------------
+
+def _status_kib(pid: int, field: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(field):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def tree_pids(root: int) -> list[int]:
+    """`root` and its descendants (through /proc/PID/task/TID/children)."""
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def rss_bytes(pids: list[int]) -> int:
+    return sum(_status_kib(p, b"VmRSS:") for p in pids) * 1024
+
+
+def folder_bytes(folders: list[str]) -> int:
+    total = 0
+    for top in folders:
+        for dirpath, _, files in os.walk(top):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+                except OSError:
+                    pass
+    return total
+
+
+class Monitor(threading.Thread):
+    """Samples the sandbox's memory from outside; kills it over `cap` (where no cgroup does).
+
+    `pids()` lists the sandbox's processes; `folders` are its scratch folders (their files hold
+    memory when they live on tmpfs).  `measure()` / `stop_measure()` bracket one call.
+    """
+
+    SLOW, FAST = 0.05, 0.002
+
+    def __init__(self, pids: Callable[[], list[int]], folders: list[str], cap: int | None,
+                 kill: Callable[[str], None]):
+        super().__init__(daemon=True, name="sandbox-memory")
+        self.pids = pids
+        self.folders = folders
+        self.cap = cap
+        self.kill = kill
+        self.stop_event = threading.Event()
+        self.measuring = False
+        self.baseline = 0
+        self.peak = 0
+        self.killed = ""
+        self._files = 0
+        self._files_at = 0.0
+
+    def sample(self) -> int:
+        now = time.monotonic()
+        if self.cap and now - self._files_at > 0.2:  # files change slowly; walking is not free
+            self._files = folder_bytes(self.folders)
+            self._files_at = now
+        return rss_bytes(self.pids())
+
+    def measure(self) -> None:
+        self.baseline = self.peak = rss_bytes(self.pids())
+        self.measuring = True
+
+    def stop_measure(self) -> int:
+        self.measuring = False
+        self.peak = max(self.peak, rss_bytes(self.pids()))
+        return max(0, self.peak - self.baseline)
+
+    def run(self) -> None:
+        while not self.stop_event.is_set():
+            rss = self.sample()
+            if self.measuring:
+                self.peak = max(self.peak, rss)
+            if self.cap and rss + self._files > self.cap and not self.killed:
+                self.killed = (f"the sandbox was killed: it held {(rss + self._files) / 2**30:.1f} GiB of memory "
+                               f"(the cap is {self.cap / 2**30:g} GiB)")
+                self.kill(self.killed)
+            self.stop_event.wait(self.FAST if self.measuring else self.SLOW if self.cap else 0.5)
+
+    def stop(self) -> None:
+        self.stop_event.set()

@@ -1,0 +1,320 @@
+"""One running sandbox: the worker process started by a launcher, its limits, its messages."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from grader import MODULES
+from grader.sandbox import launchers, limits as limits_mod, seccomp, uids
+from grader.sandbox.channel import CappedBuffer, ChannelTimeout, Drain, Garbage, read_message, write_message
+from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, SANDBOX_FOLDER, SANDBOX_KIT, SANDBOX_OTHER_FS,
+                                     SANDBOX_TMP, SandboxSettings)
+
+
+class SandboxStartError(Exception):
+    """The sandbox could not start (before any student code ran): a grader problem."""
+
+
+SIGNAL_WORDS = {
+    signal.SIGSEGV: "segmentation fault",
+    signal.SIGBUS: "bus error",
+    signal.SIGILL: "illegal instruction",
+    signal.SIGFPE: "floating-point exception",
+    signal.SIGABRT: "abort",
+    signal.SIGKILL: "killed",
+    signal.SIGXCPU: "CPU-time limit exceeded",
+    signal.SIGXFSZ: "file-size limit exceeded",
+    signal.SIGSYS: "a forbidden system call",
+}
+
+_counter = 0
+
+
+class Sandbox:
+    """One running worker process; `request()` sends a message and waits for its reply."""
+
+    def __init__(self, folder: Path, settings_: SandboxSettings, launcher: str, uid: int | None,
+                 output: CappedBuffer, fault: CappedBuffer):
+        self.folder = folder
+        self.settings = settings_
+        self.launcher = launcher
+        self.uid = uid
+        self.seq = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.scratch: list[str] = []  # host folders of this sandbox (landlock, rlimits), removed at kill
+        self.output = output
+        self.fault = fault
+        self.fault_mark = 0
+        self.drain: Drain | None = None
+        self.dirty = False  # the student's code left processes running: restart before the next call
+        self.cgroup: limits_mod.Cgroup | None = None
+        self.monitor: limits_mod.Monitor | None = None
+        self.killed_why = ""
+        self.layers: dict[str, Any] = {}
+        self.startup_seconds = 0.0
+        self.req_w: int | None = None
+        self.rep_r: int | None = None
+
+    # lifecycle ------------------------------------------------------------------------------
+    def start(self) -> dict[str, Any]:
+        global _counter
+        t0 = time.monotonic()
+        s = self.settings
+        lim = s.limits
+        extra = 0
+        if self.uid is None and not uids.is_root() and self.launcher != BUBBLEWRAP:
+            extra = uids.count_own_processes()  # without a uid of our own RLIMIT_NPROC counts all of ours
+        config: dict[str, Any] = {"limits": limits_mod.rlimits(lim, extra), "uid": self.uid, "gid": self.uid,
+                                  "keep_read_cap": False, "seccomp": None, "landlock": None}
+        cap = lim.memory_cap()
+        _counter += 1
+        if s.cgroup and uids.is_root() and limits_mod.cgroups_available()[0]:
+            self.cgroup = limits_mod.Cgroup.create(f"kit-sandbox-{os.getpid()}-{_counter}", cap)
+        sec_ok, _ = seccomp.available()
+        bundle = launchers.kit_bundle()
+        pipes = [os.pipe() for _ in range(5)]
+        (req_r, req_w), (rep_r, rep_w), (out_r, out_w), (fault_r, fault_w), (cfg_r, cfg_w) = pipes
+        child_fds = [req_r, rep_w, fault_w, cfg_r]
+        extra_fds: list[int] = []
+        try:
+            if self.launcher == BUBBLEWRAP:
+                env = launchers.sandbox_env(SANDBOX_TMP, SANDBOX_KIT, SANDBOX_OTHER_FS, gpu=s.gpu)
+                options = launchers.bwrap_options(self.folder, bundle, lim, env, gpu=s.gpu)
+                args_r, args_w = os.pipe()
+                os.write(args_w, b"\0".join(o.encode() for o in options) + b"\0")
+                os.close(args_w)
+                prefix = [shutil.which("bwrap") or "bwrap", "--args", str(args_r)]
+                extra_fds.append(args_r)
+                if sec_ok:
+                    sec_fd = seccomp.program_fd()
+                    prefix += ["--seccomp", str(sec_fd)]
+                    extra_fds.append(sec_fd)
+                prefix.append("--")
+                config["folder"] = SANDBOX_FOLDER
+                cwd = None
+            else:
+                scratch = tempfile.mkdtemp(prefix=f"kit-sandbox-tmp-{os.getpid()}-")
+                self.scratch.append(scratch)
+                if self.uid is not None:
+                    os.chown(scratch, self.uid, self.uid)
+                other = launchers.other_filesystem_dir(scratch, self.uid)
+                self.scratch.append(other)
+                env = launchers.sandbox_env(scratch, str(bundle), other, gpu=s.gpu)
+                config["folder"] = str(self.folder)
+                if sec_ok:
+                    config["seccomp"] = seccomp.program(deny_connect=True).hex()
+                if self.launcher == LANDLOCK:
+                    config["landlock"] = launchers.landlock_rules(self.folder, bundle, [scratch, other], gpu=s.gpu)
+                if self.uid is not None and not all(uids.others_can_read(p) for p in launchers.python_mounts()):
+                    config["keep_read_cap"] = True
+                prefix, cwd = [], scratch
+            os.write(cfg_w, json.dumps(config).encode())
+            os.close(cfg_w)
+            cfg_w = -1
+            argv = [*prefix, launchers.sandbox_python(self.launcher), "-P", "-m", "grader.worker", "--fd-in", str(req_r), "--fd-out", str(rep_w),
+                    "--fd-fault", str(fault_w), "--fd-config", str(cfg_r)]
+            preexec = limits_mod.join_cgroup_preexec(self.cgroup.procs_file) if self.cgroup else None
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, env=env, cwd=cwd,
+                                         pass_fds=(*child_fds, *extra_fds), start_new_session=True, close_fds=True,
+                                         preexec_fn=preexec)
+        except OSError as exc:
+            for fd in (req_r, req_w, rep_r, rep_w, out_r, out_w, fault_r, fault_w, cfg_r, cfg_w, *extra_fds):
+                if fd >= 0:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            self._cleanup_host()
+            raise SandboxStartError(f"cannot start the sandbox: {exc}") from None
+        for fd in (req_r, rep_w, out_w, fault_w, cfg_r, *extra_fds):
+            os.close(fd)
+        self.req_w, self.rep_r = req_w, rep_r
+        os.set_blocking(self.req_w, False)
+        self.drain = Drain(out_r, fault_r, self.output, self.fault)
+        self.drain.start()
+        self.monitor = limits_mod.Monitor(self._pids, [] if self.launcher == BUBBLEWRAP else list(self.scratch),
+                                          None if self.cgroup else cap, self._kill_from_monitor)
+        self.monitor.start()
+        try:
+            ready = read_message(self.rep_r, time.monotonic() + s.startup_timeout)
+        except (ChannelTimeout, EOFError, Garbage) as exc:
+            detail = self.fault.text()[-500:] or self.output.text()[-1500:]
+            self.kill()
+            kind = "timed out" if isinstance(exc, ChannelTimeout) else f"failed ({type(exc).__name__}: {exc})"
+            raise SandboxStartError(f"the sandbox ({self.launcher}) {kind} while starting; {detail.strip()}") from None
+        if not isinstance(ready, dict) or ready.get("ready") is not True:
+            self.kill()
+            raise SandboxStartError("the sandbox sent no ready message")
+        inside = ready.get("layers") if isinstance(ready.get("layers"), dict) else {}
+        self.layers = {
+            "namespaces": self.launcher == BUBBLEWRAP,
+            "user_namespace": self.launcher == BUBBLEWRAP and not uids.is_root(),
+            "landlock": int(inside.get("landlock", 0) or 0),
+            "seccomp": bool(inside.get("seccomp")),
+            "no_new_privs": bool(inside.get("no_new_privs")),
+            "uid_drop": self.uid is not None and inside.get("uid") == self.uid,
+            "rlimits": True,
+            "memory": (f"cgroup v{self.cgroup.version} limit" if self.cgroup else "watched from outside (RSS)")
+                      + f" {cap / 2**30:g} GiB",
+            "tmpfs_caps": self.launcher == BUBBLEWRAP,
+        }
+        self.startup_seconds = time.monotonic() - t0
+        return ready
+
+    def _pids(self) -> list[int]:
+        if self.cgroup is not None:
+            return self.cgroup.pids()
+        return limits_mod.tree_pids(self.proc.pid) if self.proc is not None else []
+
+    def _kill_from_monitor(self, why: str) -> None:
+        self.killed_why = why
+        proc = self.proc
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            for p in limits_mod.tree_pids(proc.pid):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> int | None:
+        """Kill the sandbox and everything it started; returns the launcher's exit status."""
+        rc = None
+        if self.monitor is not None:
+            self.monitor.stop()
+        if self.proc is not None:
+            pid = self.proc.pid
+            stragglers = uids.descendants(pid) if self.uid is None else []
+            if self.cgroup is not None:
+                stragglers += self.cgroup.pids()
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            for p in stragglers:  # processes that left the process group (no uid of our own)
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            try:
+                rc = self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                rc = None
+            self.proc = None
+        if self.uid is not None:
+            uids.kill_uid(self.uid)
+            uids.clear_uid_state(self.uid)  # keyrings, SysV IPC, files in /dev/shm and /tmp
+        for fd_name in ("req_w", "rep_r"):
+            fd = getattr(self, fd_name, None)
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+                setattr(self, fd_name, None)
+        if self.drain is not None:
+            self.drain.join(timeout=5)
+            self.drain = None
+        self._cleanup_host()
+        return rc
+
+    def _cleanup_host(self) -> None:
+        for d in self.scratch:
+            shutil.rmtree(d, ignore_errors=True)
+        self.scratch = []
+        if self.cgroup is not None:
+            self.cgroup.destroy()
+            self.cgroup = None
+
+    def wait_exit(self, timeout: float) -> int | None:
+        """The launcher's exit status if it ends within `timeout` (None if it is still running)."""
+        if self.proc is None:
+            return None
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self) -> None:
+        """Ask the worker to exit, then make sure everything is gone."""
+        if self.alive():
+            try:
+                write_message(self.req_w, {"op": "bye"}, time.monotonic() + 1.0)
+                self.proc.wait(timeout=2)  # type: ignore[union-attr]
+            except Exception:  # noqa: BLE001 - killed below either way
+                pass
+        self.kill()
+
+    # messages ------------------------------------------------------------------------------
+    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send one request; the reply dict, or raise ChannelTimeout / EOFError / Garbage."""
+        self.seq += 1
+        message = dict(message, seq=self.seq)
+        self.fault_mark = self.fault.total
+        deadline = time.monotonic() + timeout
+        write_message(self.req_w, message, deadline)
+        answer = read_message(self.rep_r, deadline)
+        if not isinstance(answer, dict) or answer.get("seq") != self.seq or not isinstance(answer.get("reply"), dict):
+            raise Garbage("a reply that does not answer the request")
+        reply = answer["reply"]
+        if len(reply) != 1 or next(iter(reply)) not in ("ok", "error", "boundary"):
+            raise Garbage("a reply of the wrong shape")
+        if "error" in reply:
+            from grader.protocol import ErrorData
+
+            try:
+                ErrorData.from_dict(reply["error"])
+            except Exception as exc:  # noqa: BLE001 - malformed error record
+                raise Garbage(f"a malformed error record ({type(exc).__name__})") from None
+        if "boundary" in reply and type(reply["boundary"]) is not str:
+            raise Garbage("a malformed boundary record")
+        self.dirty = answer.get("children") is not False
+        return reply
+
+    def death_words(self, rc: int | None) -> str:
+        """Plain words for why the sandbox died (a message for the student, never a verdict)."""
+        if self.killed_why:
+            return self.killed_why
+        words = "your code ended the sandbox process"
+        if rc is not None:
+            sig = -rc if rc < 0 else (rc - 128 if rc > 128 and self.launcher == BUBBLEWRAP else 0)
+            if sig > 0:
+                try:
+                    name = SIGNAL_WORDS.get(signal.Signals(sig), signal.Signals(sig).name)
+                except ValueError:
+                    name = f"signal {sig}"
+                words = f"your code crashed the sandbox ({name})"
+                if sig == signal.SIGKILL:
+                    words = "the sandbox was killed (memory, CPU-time or process limit)"
+            else:
+                words = f"your code ended the sandbox process (exit status {rc})"
+        where = student_frame(self.fault.text()[self.fault_mark:] if self.fault.total > self.fault_mark else "")
+        return words + (f" at {where}" if where else "")
+
+
+def student_frame(fault_text: str) -> str:
+    """The innermost frame in the submission from a faulthandler dump ("memory.py:7 in boom")."""
+    import re
+
+    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', fault_text)
+    for filename, line, func in frames:  # faulthandler lists the innermost frame first
+        name = os.path.basename(filename)
+        if name.removesuffix(".py") in MODULES and "/tests/" not in filename and "/grader/" not in filename:
+            return f"{name}:{line} in {func}"
+    return ""
+

@@ -1,0 +1,173 @@
+"""The seccomp layer: system calls a probe never needs and attacks use, refused on every launcher.
+
+The filter is built with libseccomp (the `pyseccomp` binding over the system's libseccomp2),
+never as hand-written BPF, and exported as a BPF program:
+
+* bubblewrap installs it with ``--seccomp FD`` right before it execs the worker;
+* the landlock and rlimits launchers hand the same program to the worker, which loads it with
+  ``prctl(PR_SET_SECCOMP)`` after no_new_privs and before it imports torch or any submission
+  (`load_program`; loading a ready BPF program needs no libseccomp inside the sandbox).
+
+Refused (errno, so a probe sees an ordinary OSError): kernel keyrings (state that would outlive
+the sandbox), ptrace and process_vm_* (other processes' memory), bpf, perf_event_open,
+userfaultfd, io_uring (it would run socket operations past this filter), mount and the new mount
+API, unshare/setns/chroot/pivot_root, clone with any namespace flag, clone3 (ENOSYS: its flags
+live in memory the filter cannot read, and glibc falls back to clone), memfd_create (memory in
+memfd files escapes RLIMIT_DATA/AS), SysV IPC segments (they outlive the process), personality
+changes, kexec and kernel modules, open_by_handle_at, and sockets of any family but AF_UNIX (no
+network).  System calls of another ABI (i386 via int 0x80, x32) kill the process.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from typing import Any
+
+#: Refused outright with EPERM.
+DENIED = (
+    "add_key", "keyctl", "request_key",
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+    "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "mount", "umount2", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "unshare", "setns", "chroot", "pivot_root",
+    "memfd_create", "memfd_secret",
+    "shmget", "msgget", "semget",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    "open_by_handle_at", "name_to_handle_at",
+    "acct", "swapon", "swapoff", "reboot", "quotactl", "lookup_dcookie", "fanotify_init",
+)
+
+#: clone() flags that create namespaces (CLONE_NEWTIME is 0x80, the exit-signal byte of clone():
+#: it only reaches the kernel through clone3 or unshare, both refused).
+CLONE_NAMESPACE_FLAGS = {
+    "CLONE_NEWNS": 0x00020000, "CLONE_NEWCGROUP": 0x02000000, "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000, "CLONE_NEWUSER": 0x10000000, "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+}
+AF_UNIX = 1
+PERSONALITY_QUERY = 0xFFFFFFFF
+
+
+def available() -> tuple[bool, str]:
+    """(usable, why not): libseccomp and its Python binding can build a filter here."""
+    try:
+        import pyseccomp  # noqa: F401
+    except ImportError:
+        return False, "the pyseccomp package is missing (pip install pyseccomp)"
+    except (OSError, RuntimeError) as exc:
+        return False, f"libseccomp is missing ({exc}; apt-get install -y libseccomp2)"
+    return True, ""
+
+
+def build(namespaces_only: bool = False, deny_connect: bool = False) -> Any:
+    """The filter as a `pyseccomp.SyscallFilter` (default: allow).
+
+    `namespaces_only`: only unshare/setns/clone namespace flags/clone3 (the "container" used to
+    test that the grader falls back to Landlock where it cannot create namespaces).
+    `deny_connect`: connect() refused too (landlock and rlimits launchers: without a mount
+    namespace the host's unix sockets, e.g. /run/dbus, are reachable, and Landlock up to ABI 7
+    does not govern connecting to them).
+    """
+    import pyseccomp as sc
+
+    f = sc.SyscallFilter(sc.ALLOW)
+    f.set_attr(sc.Attr.CTL_NNP, 0)  # no_new_privs is set by the caller (bwrap sets it itself)
+    eperm = sc.ERRNO(errno.EPERM)
+    denied = ("unshare", "setns") if namespaces_only else DENIED
+    for name in denied:
+        try:
+            f.add_rule(eperm, name)
+        except (OSError, RuntimeError, ValueError):
+            pass  # a system call this architecture does not have
+    for flag in CLONE_NAMESPACE_FLAGS.values():
+        f.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    if namespaces_only:
+        return f
+    f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.NE, AF_UNIX))
+    f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socketpair", sc.Arg(0, sc.NE, AF_UNIX))
+    f.add_rule(eperm, "personality", sc.Arg(0, sc.NE, PERSONALITY_QUERY))
+    if deny_connect:
+        f.add_rule(sc.ERRNO(errno.EACCES), "connect")
+    return f
+
+
+_programs: dict[tuple[bool, bool], bytes] = {}
+
+
+def program(namespaces_only: bool = False, deny_connect: bool = False) -> bytes:
+    """The filter as a raw BPF program (an array of struct sock_filter), built once per variant."""
+    key = (namespaces_only, deny_connect)
+    if key not in _programs:
+        r, w = os.pipe()
+        try:
+            build(namespaces_only, deny_connect).export_bpf(os.fdopen(os.dup(w), "wb"))
+        finally:
+            os.close(w)
+        with os.fdopen(r, "rb") as f:
+            _programs[key] = f.read()
+    return _programs[key]
+
+
+def program_fd(namespaces_only: bool = False) -> int:
+    """A readable fd holding the program (for ``bwrap --seccomp FD``); the caller closes it."""
+    data = program(namespaces_only)
+    r, w = os.pipe()
+    os.write(w, data)  # a few KiB: fits in the pipe buffer
+    os.close(w)
+    return r
+
+
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+
+
+def load_program(data: bytes) -> None:
+    """Install a BPF program exported by `program()` on this process (and every thread/child
+    it creates from now on).  Sets no_new_privs first, as the kernel requires without
+    CAP_SYS_ADMIN."""
+    import ctypes
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    if not data or len(data) % 8:
+        raise ValueError("not a BPF program")
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(data, len(data))
+    prog = SockFprog(len(data) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+
+
+def syscall_number(name: str) -> int:
+    """The native number of a system call (from libseccomp's tables)."""
+    import pyseccomp as sc
+
+    return int(sc.resolve_syscall(sc.Arch.NATIVE, name))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m grader.sandbox.seccomp --no-namespaces -- CMD...``: run CMD where namespaces
+    cannot be created (Docker's default profile does the same), to test the Landlock fallback."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m grader.sandbox.seccomp")
+    parser.add_argument("--no-namespaces", action="store_true", required=True)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not cmd:
+        parser.error("no command")
+    load_program(program(namespaces_only=True))
+    os.execvp(cmd[0], cmd)
+    return 127  # pragma: no cover
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

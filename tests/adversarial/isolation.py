@@ -1,0 +1,342 @@
+"""Isolation attacks, one per root cause, each with the score it must get, and the launcher matrix.
+
+The cases follow `tests.adversarial.cases` (same `Case`, same expectations) and are graded with
+them in `tests/kit/test_grade.py`.  Escape attempts are written so that an escape *earns
+points*: the submission is the stubs, and only if the attack works does it run the reference
+code (baked in by the builder), so a score above zero means the sandbox let it through.
+
+* keyrings: a submission stores the reference code in the kernel keyrings of its uid; the next
+  one (on the same job slot) looks for it there (the grader refuses keyctl and empties the uid's
+  keyrings when a sandbox ends; a uid per submission);
+* the same through SysV shared memory and files in /dev/shm and /tmp;
+* memfd and /dev/shm memory bombs (RLIMIT_DATA/AS do not see them): fail like a raising twin;
+* host paths in /proc/1/cmdline, /proc/self/mountinfo, cwd and __file__ quoted in an exception:
+  no results.json may contain the kit's, the submissions' or the results folder's path;
+* raw network sockets (AF_INET, AF_INET6, AF_PACKET, AF_NETLINK);
+* ptrace of a sibling process, of the parent, of pid 1; process_vm_readv;
+* unshare (user and mount namespaces), the way out of a seccomp-free bubblewrap.
+
+`problems_after(ctx, out, uids)` checks what no launcher may leave: kernel state of a sandbox
+uid, host paths in results.  `python -m tests.adversarial.isolation --launcher L --out DIR`
+grades a reduced set (these cases, honest twins and the classic escapes) with one launcher
+and prints a JSON report: the launcher matrix in `tests/kit/test_sandbox.py` runs it as root,
+as an unprivileged user and inside an emulated container that cannot create namespaces.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.adversarial.cases import (FULL, ZERO, Case, Ctx, Full, Rejected, Twin, Zero, folder, redefine,
+                                     solution_text, stub_text, with_code)
+
+_SYSCALLS = """
+import ctypes as _ct, os as _os, platform as _pf
+_libc = _ct.CDLL(None, use_errno=True)
+_libc.syscall.restype = _ct.c_long
+_NR = {"x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250, "ptrace": 101, "unshare": 272,
+                  "shmget": 29, "shmat": 30, "process_vm_readv": 310},
+       "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "ptrace": 117, "unshare": 97,
+                   "shmget": 194, "shmat": 196, "process_vm_readv": 270}}[_pf.machine()]
+def _sys(name, *args):
+    return _libc.syscall(_NR[name], *[_ct.c_long(a) if isinstance(a, int) else a for a in args])
+"""
+
+_STASH_KEY = 0x4B495430
+
+
+def _escape_pays(check: str) -> str:
+    """Stubs, plus code that runs the reference solution if `check` (sets _escaped) succeeds."""
+    solution = solution_text().replace("from __future__ import annotations", "")
+    return with_code(stub_text(), _SYSCALLS + check + f"""
+if _escaped:
+    exec(compile({solution!r}, "escaped", "exec"), globals())
+""")
+
+
+# -- state that outlives a sandbox ----------------------------------------------------------------
+
+def keyring_store(ctx: Ctx) -> Path:
+    code = _SYSCALLS + f"""
+_payload = {solution_text()!r}.encode()
+for _ring in (-4, -5, -3):  # user, user-session, session keyrings
+    _sys("add_key", b"user", b"kit-stash", _payload, len(_payload), _ring)
+"""
+    return folder(ctx, "keyring_store", with_code(solution_text(), code))
+
+
+def keyring_steal(ctx: Ctx) -> Path:
+    check = """
+_escaped = False
+for _ring in (-4, -5, -3):
+    _key = _sys("keyctl", 10, _ring, b"user", b"kit-stash", 0)  # KEYCTL_SEARCH
+    if _key > 0:
+        _escaped = True
+"""
+    return folder(ctx, "keyring_steal", _escape_pays(check))
+
+
+def stash_store(ctx: Ctx) -> Path:
+    code = _SYSCALLS + f"""
+_payload = {solution_text()!r}.encode()
+_id = _sys("shmget", {_STASH_KEY}, 1 << 20, 0o1666)  # IPC_CREAT
+if _id >= 0:
+    _libc.shmat.restype = _ct.c_void_p
+    _addr = _libc.shmat(_id, None, 0)
+    if _addr not in (None, _ct.c_void_p(-1).value):
+        _ct.memmove(_addr, _payload, len(_payload))
+for _dir in ("/dev/shm", "/tmp", "/var/tmp", _os.environ.get("TMPDIR", "/tmp"), _os.environ.get("KIT_OTHER_FS_DIR", "/tmp")):
+    try:
+        with open(_os.path.join(_dir, "kit-stash.py"), "wb") as _f:
+            _f.write(_payload)
+    except OSError:
+        pass
+"""
+    return folder(ctx, "stash_store", with_code(solution_text(), code))
+
+
+def stash_steal(ctx: Ctx) -> Path:
+    check = f"""
+import glob as _glob
+_escaped = _sys("shmget", {_STASH_KEY}, 0, 0) >= 0
+for _path in _glob.glob("/dev/shm/**/kit-stash.py", recursive=True) + _glob.glob("/tmp/**/kit-stash.py", recursive=True) \\
+        + _glob.glob("/var/tmp/**/kit-stash.py", recursive=True):
+    try:
+        open(_path).read()
+        _escaped = True
+    except OSError:
+        pass
+"""
+    return folder(ctx, "stash_steal", _escape_pays(check))
+
+
+# -- memory that RLIMIT_DATA/AS do not see --------------------------------------------------------
+
+def memfd_bomb(ctx: Ctx) -> Path:
+    return folder(ctx, "memfd_bomb", redefine(solution_text(), """
+        import os
+        fd = os.memfd_create("bomb")
+        block = b"x" * 2**26
+        for _ in range(128):  # 8 GiB
+            os.write(fd, block)
+        raise RuntimeError("memfd memory was not bounded")
+        """))
+
+
+def shm_bomb(ctx: Ctx) -> Path:
+    return folder(ctx, "shm_bomb", redefine(solution_text(), """
+        import os
+        block = b"x" * 2**26
+        for top in ("/dev/shm", os.environ.get("KIT_OTHER_FS_DIR", "/dev/shm"), os.environ.get("TMPDIR", "/tmp")):
+            try:
+                for i in range(128):  # up to 8 GiB per folder, 192 MiB per file
+                    with open(os.path.join(top, f"bomb{i}"), "wb") as f:
+                        for _ in range(3):
+                            f.write(block)
+            except OSError:
+                pass
+        raise RuntimeError("done filling")
+        """))
+
+
+# -- host paths, network, other processes, namespaces ------------------------------------------------
+
+def host_paths(ctx: Ctx) -> Path:
+    return folder(ctx, "host_paths", redefine(solution_text(), """
+        import os, sys
+        seen = []
+        for path in ("/proc/1/cmdline", f"/proc/{os.getppid()}/cmdline", "/proc/self/mountinfo", "/proc/self/environ"):
+            try:
+                seen.append(open(path, "rb").read().replace(b"\\0", b" ").decode(errors="replace")[:600])
+            except OSError:
+                pass
+        seen += [os.getcwd(), __file__, " ".join(sys.path)]
+        raise RuntimeError(" | ".join(seen))
+        """))
+
+
+def raw_network(ctx: Ctx) -> Path:
+    check = f"""
+import socket as _socket
+_escaped = False
+for _fam, _type in ((_socket.AF_INET, _socket.SOCK_STREAM), (_socket.AF_INET6, _socket.SOCK_DGRAM),
+                    (_socket.AF_PACKET, _socket.SOCK_RAW), (_socket.AF_NETLINK, _socket.SOCK_RAW)):
+    try:
+        _s = _socket.socket(_fam, _type)
+        _escaped = True
+        if _fam == _socket.AF_INET:
+            try:
+                _s.settimeout(1)
+                _s.connect(("127.0.0.1", {ctx.port}))
+                _s.sendall(b"leak")
+            except OSError:
+                pass
+        _s.close()
+    except OSError:
+        pass
+"""
+    return folder(ctx, "raw_network", _escape_pays(check))
+
+
+def ptrace_sibling(ctx: Ctx) -> Path:
+    check = """
+import time as _time, signal as _signal
+_escaped = False
+_child = _os.fork()
+if _child == 0:
+    _time.sleep(30)
+    _os._exit(0)
+_buf = _ct.create_string_buffer(64)
+for _pid in (_child, _os.getppid(), 1):
+    if _sys("ptrace", 16, _pid, 0, 0) == 0:  # PTRACE_ATTACH
+        _escaped = True
+        _sys("ptrace", 17, _pid, 0, 0)  # PTRACE_DETACH
+_os.kill(_child, _signal.SIGKILL)
+_os.waitpid(_child, 0)
+"""
+    return folder(ctx, "ptrace_sibling", _escape_pays(check))
+
+
+def unshare_escape(ctx: Ctx) -> Path:
+    check = """
+_escaped = False
+_pid = _os.fork()
+if _pid == 0:  # in a child: a namespace of its own would outlive nothing, but proves the door is open
+    _ok = _sys("unshare", 0x10000000) == 0 or _sys("unshare", 0x00020000) == 0 or _sys("unshare", 0x40000000) == 0
+    _os._exit(7 if _ok else 0)
+_, _status = _os.waitpid(_pid, 0)
+_escaped = _os.waitstatus_to_exitcode(_status) == 7
+"""
+    return folder(ctx, "unshare_escape", _escape_pays(check))
+
+
+ISOLATION_CASES: list[Case] = [
+    Case("keyring_store", keyring_store, FULL, "stores the solution in its uid's kernel keyrings"),
+    Case("keyring_steal", keyring_steal, ZERO, "stubs that look for code left in the keyrings by another submission"),
+    Case("stash_store", stash_store, FULL, "stores the solution in SysV shm, /dev/shm, /tmp, /var/tmp"),
+    Case("stash_steal", stash_steal, ZERO, "stubs that look for code stashed by another submission"),
+    Case("memfd_bomb", memfd_bomb, Twin("twin_raises"), "8 GiB in a memfd file (invisible to RLIMIT_DATA/AS)"),
+    Case("shm_bomb", shm_bomb, Twin("twin_raises"), "fills /dev/shm, the second scratch and TMPDIR"),
+    Case("host_paths", host_paths, Twin("twin_raises"),
+         "quotes /proc/1/cmdline, mountinfo, cwd, __file__ and sys.path in an exception message"),
+    Case("raw_network", raw_network, ZERO, "stubs that run the solution if an AF_INET/6, AF_PACKET or AF_NETLINK "
+         "socket can be created"),
+    Case("ptrace_sibling", ptrace_sibling, ZERO, "stubs that run the solution if ptrace attaches to a sibling, "
+         "the parent or pid 1"),
+    Case("unshare_escape", unshare_escape, ZERO, "stubs that run the solution if unshare() creates a namespace"),
+]
+
+#: The reduced set graded by every entry of the launcher matrix.
+MATRIX_NAMES = ("honest_full", "honest_stub", "twin_raises", "writes_outside", "reads_solutions", "network",
+                "kill_everything", "fork_bomb", "memory_bomb", *(c.name for c in ISOLATION_CASES))
+
+
+def problems_after(ctx: Ctx, out: Path, used_uids: set[int]) -> list[str]:
+    """What no launcher may leave: kernel state of a sandbox uid, host paths in any results.json."""
+    from grader import KIT_ROOT
+    from grader.sandbox import uids
+
+    problems = []
+    for uid in sorted(used_uids):
+        state = uids.uid_state(uid)
+        if state.get("keys") or state.get("sysvipc") or state.get("files"):
+            problems.append(f"sandbox uid {uid} left kernel state behind: {state}")
+    host = [str(KIT_ROOT), str(ctx.root), str(ctx.out.resolve()), str(ctx.marker_dir)]
+    for path in out.rglob("results.json"):
+        text = path.read_text()
+        for h in host:
+            if h in text:
+                problems.append(f"{path.parent.name}/results.json shows the host path {h}")
+    if os.path.exists("/dev/shm/kit-stash.py") or os.path.exists("/tmp/kit-stash.py"):
+        problems.append("a stash file was left in /dev/shm or /tmp")
+    return problems
+
+
+# -- the launcher matrix: one launcher, a reduced set, a JSON report -------------------------------
+
+def run_matrix_entry(launcher: str, work: Path, port: int) -> dict:
+    import io
+
+    from rich.console import Console
+
+    from grader.grade import GradeOptions, grade
+    from tests.adversarial.cases import CASES
+
+    root, out, markers = work / "submissions", work / "out", work / "markers"
+    for d in (root, markers):
+        d.mkdir(parents=True)
+    os.chmod(work, 0o755)
+    ctx = Ctx(root=root, out=out, marker_dir=markers, port=port)
+    cases = [c for c in [*CASES, *ISOLATION_CASES] if c.name in MATRIX_NAMES]
+    for case in cases:
+        case.build(ctx)
+    result = grade([root], GradeOptions(out=out, jobs=1, modules=("memory",), call_timeout=5.0, import_timeout=5.0,
+                                        memory_mb=2048, progress=False, launcher=launcher),
+                   Console(file=io.StringIO(), width=200))
+    docs = {p.parent.name: json.loads(p.read_text()) for p in out.rglob("results.json")}
+    problems = check_scores(cases, docs)
+    used = set()
+    layers = {}
+    for p in out.rglob("instructor.json"):
+        sb = json.loads(p.read_text()).get("sandbox", {})
+        if sb.get("uid") is not None:
+            used.add(int(sb["uid"]))
+        layers = sb.get("layers") or layers
+    problems += problems_after(ctx, out, used)
+    problems += [f"a file appeared outside the sandbox: {p}" for p in markers.iterdir()]
+    return {"launcher": result.launcher, "layers": layers, "cases": len(cases), "problems": problems,
+            "seconds": round(result.seconds, 1), "uid": os.getuid(),
+            "scores": {k: d["score"] for k, d in sorted(docs.items())}}
+
+
+def check_scores(cases: list[Case], docs: dict[str, dict]) -> list[str]:
+    problems = []
+    for case in cases:
+        doc = docs.get(case.name)
+        if doc is None:
+            problems.append(f"{case.name}: not graded")
+            continue
+        got, full = doc["score"], doc["max_score"] - doc["extra_data"]["pending_points"]
+        exp = case.expect
+        if isinstance(exp, Rejected):
+            continue
+        if isinstance(exp, Full) and got != full:
+            problems.append(f"{case.name} ({case.why}): expected full marks {full}, got {got}")
+        if isinstance(exp, Zero) and got != 0:
+            problems.append(f"{case.name} ({case.why}): expected 0, got {got}")
+        if isinstance(exp, Twin) and exp.name != case.name:
+            twin = docs.get(exp.name)
+            if twin is None or got != twin["score"]:
+                problems.append(f"{case.name} ({case.why}): expected its twin's {twin and twin['score']}, got {got}")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import socket
+
+    parser = argparse.ArgumentParser(prog="python -m tests.adversarial.isolation")
+    parser.add_argument("--launcher", default="auto")
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--expect-launcher", default=None)
+    args = parser.parse_args(argv)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    srv.setblocking(False)
+    report = run_matrix_entry(args.launcher, Path(args.work), srv.getsockname()[1])
+    try:
+        srv.accept()
+        report["problems"].append("the network server saw a connection")
+    except BlockingIOError:
+        pass
+    if args.expect_launcher and report["launcher"] != args.expect_launcher:
+        report["problems"].append(f"expected launcher {args.expect_launcher}, got {report['launcher']}")
+    print("MATRIX-REPORT " + json.dumps(report))
+    return 0 if not report["problems"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
