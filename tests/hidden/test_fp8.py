@@ -24,12 +24,15 @@ def test_quantize_other_inputs(student):
 
 @pytest.mark.points(1)
 def test_error_bound_other_inputs(student):
-    """fp8_error_bound on 2-D inputs and very wide spreads (subnormal range) for both formats"""
+    """fp8_error_bound on 2-D inputs and very wide spreads (subnormal range) for both formats, float32 for 16-bit input"""
     cases = [{"shape": [300], "seed": 40, "spread": 14.0, "format": "float8_e5m2"},
-             {"shape": [300], "seed": 41, "spread": 0.5, "format": "float8_e4m3fn"}]
+             {"shape": [300], "seed": 41, "spread": 0.5, "format": "float8_e4m3fn"},
+             {"shape": [6, 20], "seed": 42, "spread": 4.0, "dtype": "bfloat16", "format": "float8_e4m3fn"},
+             {"shape": [64], "seed": 43, "spread": 3.0, "dtype": "float16", "format": "float8_e5m2"}]
     got = student.probe("fp8.error_bound", cases=cases)
     for case, item in zip(cases, got):
         fmt = getattr(torch, case["format"])
-        info, x = torch.finfo(fmt), item["x"]
+        info, x = torch.finfo(fmt), item["x"].to(torch.float32)
+        # the bound is float32 whatever x's dtype (the docstring's "in float32"): assert_tensor checks the dtype
         want = torch.maximum(x.abs() * (info.eps / 2), want_scale(x, case["format"]) * (info.smallest_normal * info.eps / 2))
         assert_tensor(item["bound"], want, f"fp8_error_bound({case})", rtol=1e-6)

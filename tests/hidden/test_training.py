@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from grader.expect import assert_equal, assert_tensor, assert_type
-from tests.public.test_training import RTOL, check_losses, make_init, make_target, measured_step_flops, run
+from tests.public.test_training import (RTOL, check_losses, make_init, make_target, measured_step_flops, reference,
+                                        run)
 
 
 @pytest.mark.points(2)
 def test_train_other_runs(student):
-    """train matches the reference on other sizes, a batch of 1, no square layers, SGD and AdamW"""
+    """train matches the reference on other sizes, a batch of 1, no square layers, SGD and AdamW, stale gradients"""
     for dim, layers, batch, steps, opt, lr, seed in [(5, 0, 1, 7, "sgd", 0.1, 11), (9, 4, 3, 5, "adamw", 0.003, 12),
                                                      (3, 1, 2, 9, "sgd", 0.2, 13)]:
         got, want, state = run(student, dim, layers, batch, steps, opt, lr, seed)
@@ -18,22 +19,38 @@ def test_train_other_runs(student):
         check_losses(got["losses"], want, what, RTOL)
         for key, value in state.items():
             assert_tensor(got["state"][key], value, f"{what}: final {key}", rtol=RTOL, atol=1e-7)
+    # a model that arrives holding gradients of an earlier backward pass: step 0 must not add to them
+    dim, layers, batch, steps, seed = 6, 2, 4, 5, 14
+    init, w_true = make_init(dim, layers, seed), make_target(dim, seed)
+    got = student.probe("training.run", init=init, w_true=w_true, dim=dim, num_layers=layers, batch=batch,
+                        steps=steps, optimizer="sgd", lr=0.05, seed=seed, stale_grads=True)
+    want, _ = reference(init, w_true, batch, steps, "sgd", 0.05, seed)
+    what = "train(Cruncher(6, 2), SGD) on a model already holding gradients"
+    assert_equal(got["grads_none"], [True] * steps, f"{what}: p.grad is None as each step's forward pass begins")
+    check_losses(got["losses"], want, what, RTOL)
 
 
 @pytest.mark.points(2)
 def test_train_resume_other_cases(student):
-    """resuming works from a pathlib.Path, when killed right at a checkpoint, and with a checkpoint every step"""
+    """resuming works from a pathlib.Path, when killed right at a checkpoint, every step, and with checkpoint_every=0"""
     for every, kill, kind in [(3, 6, "path"), (1, 4, "str"), (4, 9, "path")]:
         dim, layers, batch, steps = 5, 2, 3, 11
         got = student.probe("training.resume", init=make_init(dim, layers, 5), other_init=make_init(dim, layers, 6),
                             w_true=make_target(dim, 5), dim=dim, num_layers=layers, batch=batch, steps=steps,
-                            every=every, kill_at=kill, path_kind=kind, optimizer="adamw")
+                            every=every, kill_at=kill, path_kind=kind, optimizer="adamw", rerun=True)
         what = f"resume (checkpoint every {every}, killed before step {kill}, path as {kind})"
         assert_type(got["resumed"], list, what)
         last = kill // every * every
         assert_equal(got["resumed"], got["full"][last:], f"{what}: losses of the resumed steps, bit for bit", kind=list)
         for key, value in got["full_state"].items():
             assert_tensor(got["resumed_state"][key], value, f"{what}: final {key}")
+        # the resumed run's last checkpoint is after step steps // every * every; a third call with the same
+        # path and checkpoint_every=0 resumes from it (an existing file is resumed whatever checkpoint_every
+        # is) and never saves
+        final = steps // every * every
+        assert_equal(got["rerun"], got["full"][final:], f"{what}, then train({steps} steps, same path, "
+                     f"checkpoint_every=0): it resumes from the checkpoint of step {final}", kind=list)
+        assert_equal(got["rerun_checkpoint_unchanged"], True, f"{what}, then checkpoint_every=0: no checkpoint saved")
 
 
 @pytest.mark.points(1)

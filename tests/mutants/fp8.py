@@ -117,3 +117,239 @@ def fp8_matmul_no_scales(a, b):
     qb, sb = fp8_quantize(b)
     one = torch.ones((), device=a.device)
     return torch._scaled_mm(qa, qb.t().contiguous().t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
+
+# ---- independent breaking pass (BREAK_NEW.md, 2026-11-22) ----
+
+
+@mutant(replaces="fp8_quantize", why="bk: returns the reciprocal scale finfo.max / amax (the 'multiply to quantise' convention)")
+def fp8_quantize_bk_inverse_scale(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(dtype).max
+    x32 = x.to(torch.float32)
+    amax = x32.abs().max() if x.numel() else torch.zeros((), device=x.device)
+    inv = torch.where(amax > 0, top / amax, torch.ones_like(amax))
+    q = (x32 * inv).clamp(-top, top).to(dtype)
+    return q, inv
+
+
+@mutant(replaces="fp8_quantize", why="bk: divides and computes the scale in x's own dtype (bf16/fp16/fp64), not float32")
+def fp8_quantize_bk_native_dtype(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(dtype).max
+    amax = x.abs().max() if x.numel() else torch.zeros((), dtype=x.dtype, device=x.device)
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    q = (x / scale).clamp(-top, top).to(dtype)
+    return q, scale.to(torch.float32)
+
+
+@mutant(replaces="fp8_quantize", why="bk: float32 scale but x / scale computed in x's dtype (bf16 rounds twice before the fp8 cast)")
+def fp8_quantize_bk_divide_in_input_dtype(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(dtype).max
+    amax = x.to(torch.float32).abs().max() if x.numel() else torch.zeros((), device=x.device)
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    q = (x / scale.to(x.dtype)).clamp(-top, top).to(dtype)
+    return q, scale
+
+
+@mutant(replaces="fp8_quantize", why="bk: handles the all-zero tensor but calls .max() on an empty one (RuntimeError)")
+def fp8_quantize_bk_empty_crash(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(dtype).max
+    x32 = x.to(torch.float32)
+    amax = x32.abs().max()
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    q = (x32 / scale).clamp(-top, top).to(dtype)
+    return q, scale
+
+
+@mutant(replaces="fp8_quantize", why="bk: no zero guard: an all-zero tensor gets scale 0 and q = 0/0 = NaN")
+def fp8_quantize_bk_zero_nan(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(dtype).max
+    x32 = x.to(torch.float32)
+    amax = x32.abs().max() if x.numel() else torch.ones((), device=x.device) * top
+    scale = amax / top
+    q = (x32 / scale).clamp(-top, top).to(dtype)
+    return q, scale
+
+
+@mutant(replaces="fp8_quantize", why="bk: scale has shape (1,) (keepdim reduction), not 0-d")
+def fp8_quantize_bk_scale_shape1(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(dtype).max
+    x32 = x.to(torch.float32)
+    if x.numel():
+        amax = x32.abs().reshape(-1).max(dim=0, keepdim=True).values
+    else:
+        amax = torch.zeros(1, device=x.device)
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    q = (x32 / scale).clamp(-top, top).to(dtype)
+    return q, scale
+
+
+@mutant(replaces="fp8_quantize", why="bk: accepts any 1-byte float (float8_e4m3fnuz, float8_e5m2fnuz, e8m0) instead of raising")
+def fp8_quantize_bk_accepts_fnuz(x, dtype=torch.float8_e4m3fn):
+    if not dtype.is_floating_point or dtype.itemsize != 1:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(dtype).max
+    x32 = x.to(torch.float32)
+    amax = x32.abs().max() if x.numel() else torch.zeros((), device=x.device)
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    q = (x32 / scale).clamp(-top, top).to(dtype)
+    return q, scale
+
+
+@mutant(replaces="fp8_quantize", why="bk: divides in place (.to(float32) is x itself for float32 input), so x is modified")
+def fp8_quantize_bk_inplace(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(dtype).max
+    x32 = x.to(torch.float32)
+    amax = x32.abs().max() if x.numel() else torch.zeros((), device=x.device)
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    q = x32.div_(scale).clamp_(-top, top).to(dtype)
+    return q, scale
+
+
+@mutant(replaces="fp8_quantize", why="bk: amax = x.max() (forgets abs): a tensor whose largest magnitude is negative overflows/clips")
+def fp8_quantize_bk_max_not_abs(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(dtype).max
+    x32 = x.to(torch.float32)
+    amax = x32.max().abs() if x.numel() else torch.zeros((), device=x.device)
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    q = (x32 / scale).clamp(-top, top).to(dtype)
+    return q, scale
+
+
+@mutant(replaces="fp8_quantize", why="bk: always divides by e4m3's 448, also for float8_e5m2")
+def fp8_quantize_bk_e4m3_max_always(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(torch.float8_e4m3fn).max
+    x32 = x.to(torch.float32)
+    amax = x32.abs().max() if x.numel() else torch.zeros((), device=x.device)
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    q = (x32 / scale).clamp(-top, top).to(dtype)
+    return q, scale
+
+
+@mutant(replaces="fp8_quantize", why="bk: rounds through bfloat16 before the fp8 cast (double rounding breaks ties)")
+def fp8_quantize_bk_via_bf16(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(dtype).max
+    x32 = x.to(torch.float32)
+    amax = x32.abs().max() if x.numel() else torch.zeros((), device=x.device)
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    q = (x32 / scale).clamp(-top, top).to(torch.bfloat16).to(dtype)
+    return q, scale
+
+
+@mutant(replaces="fp8_quantize", why="bk: scale from Python floats, torch.tensor(amax.item() / max, dtype=float64): a float64 scale, not float32")
+def fp8_quantize_bk_python_scale(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"bad dtype {dtype}")
+    top = torch.finfo(dtype).max
+    x32 = x.to(torch.float32)
+    amax = x32.abs().max().item() if x.numel() else 0.0
+    scale = torch.tensor(amax / top if amax else 1.0, dtype=torch.float64)
+    q = (x32 / scale).clamp(-top, top).to(dtype)
+    return q, scale
+
+
+@mutant(replaces="fp8_dequantize", why="bk: ignores `dtype`, always returns float32")
+def fp8_dequantize_bk_ignores_dtype(q, scale, dtype=torch.float32):
+    return q.to(torch.float32) * scale.to(torch.float32)
+
+
+@mutant(replaces="fp8_dequantize", why="bk: casts q to the target dtype first, so a bf16/fp16 result multiplies by a rounded scale")
+def fp8_dequantize_bk_cast_first(q, scale, dtype=torch.float32):
+    return q.to(dtype) * scale
+
+
+@mutant(replaces="fp8_dequantize", why="bk: divides by the scale (the reciprocal-scale convention)")
+def fp8_dequantize_bk_divides(q, scale, dtype=torch.float32):
+    return (q.to(torch.float32) / scale.to(torch.float32)).to(dtype)
+
+
+@mutant(replaces="fp8_error_bound", why="bk: a whole gap |x|*eps, not half of it")
+def fp8_error_bound_bk_full_gap(x, dtype=torch.float8_e4m3fn):
+    _, scale = fp8_quantize(x, dtype)
+    info = torch.finfo(dtype)
+    return torch.maximum(x.to(torch.float32).abs() * info.eps, scale * (info.smallest_normal * info.eps / 2))
+
+
+@mutant(replaces="fp8_error_bound", why="bk: forgets the subnormal floor: the bound is 0 at x = 0 and too small for tiny |x|")
+def fp8_error_bound_bk_no_subnormal(x, dtype=torch.float8_e4m3fn):
+    info = torch.finfo(dtype)
+    return x.to(torch.float32).abs() * (info.eps / 2)
+
+
+@mutant(replaces="fp8_error_bound", why="bk: the subnormal floor tiny*eps/2 without the scale")
+def fp8_error_bound_bk_floor_unscaled(x, dtype=torch.float8_e4m3fn):
+    info = torch.finfo(dtype)
+    return torch.clamp(x.to(torch.float32).abs() * (info.eps / 2), min=info.smallest_normal * info.eps / 2)
+
+
+@mutant(replaces="fp8_error_bound", why="bk: the normal term on the scaled value |x|/scale * eps/2 (forgets to scale back)")
+def fp8_error_bound_bk_scaled_units(x, dtype=torch.float8_e4m3fn):
+    _, scale = fp8_quantize(x, dtype)
+    info = torch.finfo(dtype)
+    return torch.maximum(x.to(torch.float32).abs() / scale * (info.eps / 2), scale * (info.smallest_normal * info.eps / 2))
+
+
+@mutant(replaces="fp8_error_bound", why="bk: returns the bound in x's dtype (bf16 input -> bf16 bound), not float32")
+def fp8_error_bound_bk_input_dtype(x, dtype=torch.float8_e4m3fn):
+    _, scale = fp8_quantize(x, dtype)
+    info = torch.finfo(dtype)
+    return torch.maximum(x.abs() * (info.eps / 2), (scale * (info.smallest_normal * info.eps / 2)).to(x.dtype))
+
+
+@mutant(replaces="fp8_error_bound", why="bk: uses finfo.resolution (decimal precision, 1.0 for e4m3) in place of eps")
+def fp8_error_bound_bk_resolution(x, dtype=torch.float8_e4m3fn):
+    _, scale = fp8_quantize(x, dtype)
+    info = torch.finfo(dtype)
+    return torch.maximum(x.to(torch.float32).abs() * (info.resolution / 2), scale * (info.smallest_normal * info.resolution / 2))
+
+
+@mutant(replaces="fp8_matmul", why="bk: returns _scaled_mm's default out_dtype (the operands' fp8 dtype / float32), not bfloat16")
+def fp8_matmul_bk_out_float32(a, b):
+    qa, sa = fp8_quantize(a.contiguous())
+    qb, sb = fp8_quantize(b)
+    qb = qb.t().contiguous().t()
+    return torch._scaled_mm(qa, qb, scale_a=sa, scale_b=sb, out_dtype=torch.float32)
+
+
+@mutant(replaces="fp8_matmul", why="bk: passes the reciprocal scales (1/sa, 1/sb) as if _scaled_mm took inverse scales")
+def fp8_matmul_bk_reciprocal_scales(a, b):
+    qa, sa = fp8_quantize(a.contiguous())
+    qb, sb = fp8_quantize(b)
+    qb = qb.t().contiguous().t()
+    return torch._scaled_mm(qa, qb, scale_a=1.0 / sa, scale_b=1.0 / sb, out_dtype=torch.bfloat16)
+
+
+@mutant(replaces="fp8_matmul", why="bk: quantises the second operand to e5m2 (the gradient format)")
+def fp8_matmul_bk_b_e5m2(a, b):
+    qa, sa = fp8_quantize(a.contiguous())
+    qb, sb = fp8_quantize(b, torch.float8_e5m2)
+    qb = qb.t().contiguous().t()
+    return torch._scaled_mm(qa, qb, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+
+@mutant(replaces="fp8_matmul", why="bk: multiplies only by sa, forgetting b's scale")
+def fp8_matmul_bk_one_scale(a, b):
+    qa, sa = fp8_quantize(a.contiguous())
+    qb, sb = fp8_quantize(b)
+    qb = qb.t().contiguous().t()
+    one = torch.ones((), dtype=torch.float32, device=a.device)
+    return torch._scaled_mm(qa, qb, scale_a=sa, scale_b=one, out_dtype=torch.bfloat16)

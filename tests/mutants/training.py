@@ -298,3 +298,546 @@ def flops_delivered_no_mfu(num_gpus, days, flop_per_sec, mfu=1.0):
 @mutant(replaces="elementwise_flops", why="ignores ops_per_element")
 def elementwise_flops_one_op(rows, cols, ops_per_element=1):
     return rows * cols
+
+
+
+# ---- independent breaking pass (BREAK_NEW.md, 2026-11-22) ----
+
+
+@mutant(replaces="train", why="bk: the checkpoint records `step` (steps begun), not step + 1: a resume repeats one step")
+def train_bk_ckpt_step_not_plus_one(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: checkpoints at the start of a step (step % every == 0, step > 0): the run's last checkpoint is never written")
+def train_bk_ckpt_at_step_start(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        if checkpoint_path is not None and checkpoint_every > 0 and step > start and step % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step, checkpoint_path)
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+    return losses
+
+
+@mutant(replaces="train", why="bk: checkpoints when step % every == 0 (after steps 1, k+1, ...), labels consistent but the wrong steps")
+def train_bk_ckpt_off_by_one(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and step % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: on resume, fast-forwards the data by drawing (and discarding) the batches of the steps already done")
+def train_bk_resume_skips_batches(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(num_steps):
+        x, y = get_batch()
+        if step < start:
+            continue
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: seeds torch with 0 on a fresh start 'for reproducibility', replacing the caller's generator state")
+def train_bk_reseeds(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    else:
+        torch.manual_seed(0)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: num_steps counted from the resume point (runs num_steps more steps after a resume)")
+def train_bk_num_steps_relative(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, start + num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: no guard on checkpoint_every == 0 when a path is given (ZeroDivisionError)")
+def train_bk_every_zero_crash(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: resumes only when checkpoint_every > 0 (a path with every=0 ignores an existing checkpoint)")
+def train_bk_resume_needs_every(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    saving = checkpoint_path is not None and checkpoint_every > 0
+    start = 0
+    if saving and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if saving and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: no ValueError for num_steps < 0 (returns [])")
+def train_bk_no_negative_steps_check(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: no ValueError for checkpoint_every < 0 (never saves)")
+def train_bk_no_negative_every_check(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: zero_grad(set_to_none=False): the P gradient buffers stay allocated (zeros) through the next forward")
+def train_bk_zero_grad_keeps_buffers(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=False)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: zero_grad at the end of each step: gradients already on the model when train starts leak into step one")
+def train_bk_zero_grad_at_end(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: records the loss tensors (loss.detach()), not Python floats")
+def train_bk_tensor_losses(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = torch.tensor(mixed_precision_step(model, optimizer, F.mse_loss, x, y))
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(loss.detach())
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: records the loss recomputed after optimizer.step() (the updated model's loss on the batch)")
+def train_bk_loss_after_step(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            F.mse_loss(model(x), y).backward()
+            optimizer.step()
+        with torch.no_grad():
+            losses.append(F.mse_loss(model(x), y).item())
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: ignores mixed_precision (always the float32 step)")
+def train_bk_ignores_mixed_precision(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad(set_to_none=True)
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: inlines autocast with device_type='cuda' (disabled on the CPU: the 'mixed' step runs in float32)")
+def train_bk_autocast_cuda_only(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    import warnings
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad(set_to_none=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=mixed_precision):
+                loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: its own torch.save of model + optimizer state only: the generators are not restored on resume")
+def train_bk_ckpt_without_rng(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        state = torch.load(checkpoint_path, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        start = int(state["iteration"])
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iteration": step + 1}, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="bk: loads the checkpoint after drawing the first batch (the resumed run's first batch comes from the pre-load generator)")
+def train_bk_load_after_first_batch(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("negative")
+    losses = []
+    step = 0
+    loaded = False
+    while step < num_steps:
+        x, y = get_batch()
+        if not loaded:
+            loaded = True
+            if checkpoint_path is not None and os.path.exists(checkpoint_path):
+                step = load_checkpoint(checkpoint_path, model, optimizer)
+                if step >= num_steps:
+                    break
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+        step += 1
+    return losses
+
+
+@mutant(replaces="step_flops", why="bk: the lecture's 4·B·P backward, without removing the first layer's input gradient")
+def step_flops_bk_full_backward(batch, dim, num_layers):
+    params = cruncher_num_parameters(dim, num_layers)
+    return {"forward": 2 * batch * params, "backward": 4 * batch * params, "total": 6 * batch * params, "six_bp": 6 * batch * params}
+
+
+@mutant(replaces="step_flops", why="bk: the first layer is always dim x dim, also when num_layers == 0 (then it is final, dim x 1)")
+def step_flops_bk_first_always_square(batch, dim, num_layers):
+    params = cruncher_num_parameters(dim, num_layers)
+    forward = 2 * batch * params
+    backward = 4 * batch * params - 2 * batch * dim * dim
+    return {"forward": forward, "backward": backward, "total": forward + backward, "six_bp": 6 * batch * params}
+
+
+@mutant(replaces="step_flops", why="bk: removes the last layer's (final, dim x 1) input gradient instead of the first's")
+def step_flops_bk_removes_last(batch, dim, num_layers):
+    params = cruncher_num_parameters(dim, num_layers)
+    forward = 2 * batch * params
+    backward = 4 * batch * params - 2 * batch * dim
+    return {"forward": forward, "backward": backward, "total": forward + backward, "six_bp": 6 * batch * params}
+
+
+@mutant(replaces="step_flops", why="bk: removes B·d_in·d_out (a multiply, no add) for the skipped input gradient")
+def step_flops_bk_half_skip(batch, dim, num_layers):
+    params = cruncher_num_parameters(dim, num_layers)
+    first = dim * dim if num_layers > 0 else dim
+    forward = 2 * batch * params
+    backward = 4 * batch * params - batch * first
+    return {"forward": forward, "backward": backward, "total": forward + backward, "six_bp": 6 * batch * params}
+
+
+@mutant(replaces="step_flops", why="bk: float arithmetic (6.0 * B * P): values right, types float not int")
+def step_flops_bk_floats(batch, dim, num_layers):
+    params = float(cruncher_num_parameters(dim, num_layers))
+    first = dim * dim if num_layers > 0 else dim
+    forward = 2.0 * batch * params
+    backward = 4.0 * batch * params - 2.0 * batch * first
+    return {"forward": forward, "backward": backward, "total": forward + backward, "six_bp": 6.0 * batch * params}
+
+
+@mutant(replaces="step_flops", why="bk: P counts only the dim x dim layers (forgets final)")
+def step_flops_bk_params_no_final(batch, dim, num_layers):
+    params = dim * dim * num_layers
+    first = dim * dim if num_layers > 0 else dim
+    forward = 2 * batch * params
+    backward = 4 * batch * params - 2 * batch * first
+    return {"forward": forward, "backward": backward, "total": forward + backward, "six_bp": 6 * batch * params}
+
+
+# (bk: two step_mfu mutants, "times the warm-up step too" and "six_bp as flops_per_step", are
+#  GPU-only: step_mfu needs torch.cuda.get_device_name, so `grader validate` on a CPU cannot
+#  prove them caught.  They live in /work/coord/break_training.py; on a GPU,
+#  test_step_mfu_on_cuda catches them (get_batch count 1 + num_steps; flops_per_step).)
+
+
+@mutant(replaces="weight_bytes", why="bk: bits / 8 from torch.finfo: a float, not an int")
+def weight_bytes_bk_float(rows, cols, dtype):
+    return rows * cols * torch.finfo(dtype).bits / 8
+
+
+@mutant(replaces="weight_bytes", why="bk: assumes float32's 4 bytes whatever the dtype")
+def weight_bytes_bk_always_fp32(rows, cols, dtype):
+    return rows * cols * 4
+
+
+@mutant(replaces="weight_bytes", why="bk: reports GiB (the lecture's 2.3) instead of bytes")
+def weight_bytes_bk_gib(rows, cols, dtype):
+    return rows * cols * dtype.itemsize // 2**30
+
+
+@mutant(replaces="flops_delivered", why="bk: ignores mfu")
+def flops_delivered_bk_no_mfu(num_gpus, days, flop_per_sec, mfu=1.0):
+    return float(num_gpus * flop_per_sec * days * 24 * 60 * 60)
+
+
+@mutant(replaces="flops_delivered", why="bk: treats days as weeks' worth of the lecture's 7 days (days * 7 * 86400)")
+def flops_delivered_bk_weeks(num_gpus, days, flop_per_sec, mfu=1.0):
+    return float(num_gpus * flop_per_sec * mfu * days * 7 * 24 * 60 * 60)
+
+
+@mutant(replaces="flops_delivered", why="bk: 3600 seconds per day (hours)")
+def flops_delivered_bk_hours(num_gpus, days, flop_per_sec, mfu=1.0):
+    return float(num_gpus * flop_per_sec * mfu * days * 3600)
+
+
+@mutant(replaces="elementwise_flops", why="bk: ignores ops_per_element")
+def elementwise_flops_bk_ignores_ops(rows, cols, ops_per_element=1):
+    return rows * cols
+
+
+@mutant(replaces="elementwise_flops", why="bk: 2 FLOPs per element per op (the matmul's multiply-add habit)")
+def elementwise_flops_bk_fma(rows, cols, ops_per_element=1):
+    return 2 * rows * cols * ops_per_element

@@ -50,11 +50,17 @@ def _state(model) -> dict[str, torch.Tensor]:
 
 
 def run(impl, init, w_true, dim, num_layers, batch, steps, optimizer="sgd", lr=0.01, seed=0,
-        mixed_precision=False, device="cpu"):
+        mixed_precision=False, device="cpu", stale_grads=False):
     """Train once without interruption: the losses, the final weights, and whether every
-    gradient was None when each forward pass began (zero_grad(set_to_none=True))."""
+    gradient was None when each forward pass began (zero_grad(set_to_none=True)).
+    `stale_grads`: the model arrives holding gradients of an earlier backward pass (drawn from
+    a private generator), which the first step must not add to its own."""
     model = _model(impl, init, dim, num_layers, device)
     opt = _optimizer(impl, model, optimizer, lr)
+    if stale_grads:
+        g = torch.Generator().manual_seed(12345)
+        xs = torch.randn(3, dim, generator=g).to(device)
+        model(xs).pow(2).sum().backward()
     grads_none: list[bool] = []
     model.register_forward_pre_hook(lambda m, args: grads_none.append(all(p.grad is None for p in m.parameters())))
     torch.manual_seed(seed)
@@ -64,10 +70,12 @@ def run(impl, init, w_true, dim, num_layers, batch, steps, optimizer="sgd", lr=0
 
 
 def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at, optimizer="adamw",
-           lr=0.01, seed=0, other_seed=7919, path_kind="str"):
+           lr=0.01, seed=0, other_seed=7919, path_kind="str", rerun=False):
     """Uninterrupted run; then a run killed before step `kill_at` and resumed by a fresh model and
     optimizer (other weights, other generator state) from the last checkpoint.  Returns both
-    loss histories, both final weights, and the steps the resumed call ran."""
+    loss histories, both final weights, and the steps the resumed call ran.  `rerun`: then
+    once more with the same path and checkpoint_every=0 (resume, never save): its losses and
+    whether the checkpoint file's bytes stayed the same."""
     import pathlib
 
     folder = tempfile.mkdtemp()
@@ -96,9 +104,20 @@ def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every,
         opt = _optimizer(impl, model, optimizer, lr)
         get_batch, calls = _synthetic_batches(w_true, batch)
         resumed = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=every)
-        return {"full": full, "full_state": full_state, "killed": killed, "resumed": resumed,
-                "resumed_state": _state(model), "resumed_batches": calls["n"],
-                "files": sorted(os.listdir(folder))}
+        out = {"full": full, "full_state": full_state, "killed": killed, "resumed": resumed,
+               "resumed_state": _state(model), "resumed_batches": calls["n"],
+               "files": sorted(os.listdir(folder))}
+        if rerun:
+            with open(path, "rb") as f:
+                before = f.read()
+            torch.manual_seed(other_seed + 1)
+            model = _model(impl, other_init, dim, num_layers)
+            opt = _optimizer(impl, model, optimizer, lr)
+            get_batch, calls = _synthetic_batches(w_true, batch)
+            out["rerun"] = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=0)
+            with open(path, "rb") as f:
+                out["rerun_checkpoint_unchanged"] = f.read() == before
+        return out
     finally:
         import shutil
 
@@ -144,6 +163,6 @@ def mfu(impl, init, w_true, dim, num_layers, batch, steps):
     model = _model(impl, init, dim, num_layers, "cuda")
     opt = _optimizer(impl, model, "sgd", 1e-4)
     torch.manual_seed(0)
-    get_batch, _ = _synthetic_batches(w_true, batch)
+    get_batch, calls = _synthetic_batches(w_true, batch)
     report = impl.training.step_mfu(model, opt, get_batch, batch, dim, num_layers, steps, "cuda")
-    return {"report": report, "device_name": torch.cuda.get_device_name()}
+    return {"report": report, "device_name": torch.cuda.get_device_name(), "batches": calls["n"]}

@@ -67,6 +67,9 @@ def test_quantize_rejects_other_dtypes(student):
     """fp8_quantize raises ValueError for a dtype that is not one of the two fp8 formats"""
     student.probe("fp8.quantize", cases=[{"shape": [4], "seed": 1, "format": "float8_e4m3fn"}])
     student.raises("fp8.quantize", "ValueError", cases=[{"shape": [4], "seed": 1, "format": "bfloat16"}])
+    # torch's other 8-bit floats are not "one of the two formats" either (an itemsize == 1 test lets them through)
+    for other in ("float8_e4m3fnuz", "float8_e5m2fnuz"):
+        student.raises("fp8.quantize", "ValueError", cases=[{"shape": [4], "seed": 1, "format": other}])
 
 
 @pytest.mark.points(1)
@@ -75,7 +78,9 @@ def test_dequantize(student):
     q = torch.tensor([1.0, -2.5, 448.0, 0.0]).to(torch.float8_e4m3fn)
     scale = torch.tensor(0.125)
     cases = [{"q": q, "scale": scale}, {"q": torch.linspace(-440, 440, 45).to(torch.float8_e4m3fn), "scale": torch.tensor(0.1), "dtype": "bfloat16"},
-             {"q": torch.tensor([3.0, -57344.0]).to(torch.float8_e5m2), "scale": torch.tensor(2.0**-10)}]
+             {"q": torch.tensor([3.0, -57344.0]).to(torch.float8_e5m2), "scale": torch.tensor(2.0**-10)},
+             # float64 out: the product is rounded to float32 first (multiply in float32, then cast)
+             {"q": torch.linspace(-440, 440, 45).to(torch.float8_e4m3fn), "scale": torch.tensor(0.1), "dtype": "float64"}]
     got = student.probe("fp8.dequantize", cases=cases)
     for case, g in zip(cases, got):
         dtype = getattr(torch, case.get("dtype", "float32"))

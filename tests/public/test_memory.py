@@ -144,3 +144,31 @@ def test_max_trainable_parameters(student):
     got = student.probe("memory.max_trainable_parameters", gpu_bytes=100, num_gpus=1, bytes_per_param=16)
     assert_type(got, float, "max_trainable_parameters(100, 1, 16)")
     assert_close(got, 6.25, "max_trainable_parameters(100, 1, 16) (not rounded)")  # rel 1e-9: exact in binary
+
+
+# -- on the GPU ------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.points(1)
+def test_accounting_matches_the_cuda_allocator(student):
+    """on the GPU, a new tensor costs its bytes, a view nothing, a copy its own bytes (memory_allocated)"""
+    cases = [([4, 8], "float32"), ([1000, 1000], "float32"), ([3, 5, 7], "bfloat16"), ([2, 4096], "float8_e4m3fn")]
+    got = student.probe("memory.cuda_allocations", cases=cases)
+    # The caching allocator hands out blocks in multiples of 512 bytes: a tensor of n bytes makes
+    # memory_allocated() grow by n rounded up to the next multiple of 512.
+    def block(n: int) -> int:
+        return -(-n // 512) * 512
+
+    for (shape, dtype), g in zip(cases, got):
+        what = f"a {dtype} tensor of shape {tuple(shape)} on the GPU"
+        new, view, copy = g["deltas"]
+        usage, storage = g["usage"], g["storage"]
+        assert usage[0] == storage[0] and block(usage[0]) == new, (
+            f"{what}: memory_allocated() grew by {new} bytes; your get_memory_usage says {usage[0]}, "
+            f"storage_bytes {storage[0]} (the allocator rounds up to 512-byte blocks)")
+        assert view == 0 and storage[1] == storage[0], (
+            f"{what}: the view x[1:] allocated {view} bytes (nothing, as it shares x's storage); your storage_bytes "
+            f"says {storage[1]} for it, x's storage is {storage[0]}")
+        assert block(usage[1]) == copy and storage[2] == usage[1], (
+            f"{what}: copying the view allocated {copy} bytes; your get_memory_usage of the view says {usage[1]} "
+            f"and storage_bytes of the copy {storage[2]}")

@@ -229,6 +229,8 @@ def test_step_mfu_on_cuda(student):
     got = student.probe("training.mfu", init=init, w_true=w_true, dim=dim, num_layers=layers, batch=batch, steps=10)
     report = got["report"]
     assert_type(report, dict, "step_mfu's report")
+    # one untimed warm-up step, then the num_steps timed ones: one get_batch call each
+    assert_equal(got["batches"], 10 + 1, "get_batch calls made by step_mfu (1 warm-up step + 10 timed steps)")
     params = layers * dim * dim + dim
     flops = 6 * batch * params - 2 * batch * dim * dim  # the rule test_step_flops_match_a_real_step checks
     assert_close(report["flops_per_step"], flops, "step_mfu's flops_per_step", rel=1e-9)
