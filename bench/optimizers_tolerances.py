@@ -161,7 +161,7 @@ def main() -> None:
                 cells, ratios = [], []
                 for s in seeds:
                     try:
-                        got = probes.trajectory(impl, name, groups, kwargs, s, steps, snapshots, round_trip_at)
+                        got = probes.trajectory(impl, name, groups, kwargs, s, steps, snapshots, round_trip_at)["snapshots"]
                         dev = (got - wants[s]).abs().amax(dim=1)
                         ratio = (dev / tolerances).max().item()
                         cells.append(f"{dev.max().item():9.2e} ({ratio:6.2g})")

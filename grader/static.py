@@ -29,7 +29,7 @@ DYNAMIC_ESCAPES = frozenset({"getattr", "eval", "exec", "compile", "__import__",
 BREACH_NAMES = frozenset({
     "getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec", "compile", "__import__",
     "__getattribute__", "__getattr__", "__dict__", "__subclasses__", "__globals__", "__closure__", "__code__",
-    "__builtins__", "__wrapped__", "__func__", "__mro__", "__bases__", "__base__", "__class__", "__loader__",
+    "__builtins__", "__wrapped__", "__func__", "__mro__", "__bases__", "__base__", "__loader__",
     "__spec__", "__reduce__", "__reduce_ex__", "__setattr__", "__delattr__", "__self__", "__kwdefaults__",
     "__defaults__", "attrgetter", "methodcaller", "f_globals", "f_locals", "f_back", "f_builtins", "f_code",
     "currentframe", "_getframe", "resolve_name", "import_module", "get_referrers", "get_referents",

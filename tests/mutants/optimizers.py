@@ -373,3 +373,804 @@ def state_plus_params(optimizer):
 def state_skips_scalars(optimizer):
     return sum(v.numel() * v.element_size() for s in optimizer.state.values() for v in s.values()
                if isinstance(v, torch.Tensor) and v.dim() > 0)
+
+
+# ---- breaking pass (2026-11-22, written before reading the tests) ----
+# ---------------------------------------------------------------- SGD
+
+@mutant(replaces="SGD.step", why="momentum buffer aliases p.grad (no clone): zero_grad(set_to_none=False) zeroes it")
+@torch.no_grad()
+def brk_sgd_buffer_aliases_grad(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, momentum = group["lr"], group["momentum"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            update = p.grad
+            if momentum != 0.0:
+                state = self.state[p]
+                if "momentum_buffer" not in state:
+                    state["momentum_buffer"] = update
+                else:
+                    state["momentum_buffer"].mul_(momentum).add_(update)
+                update = state["momentum_buffer"]
+            p.add_(update, alpha=-lr)
+    return loss
+
+
+@mutant(replaces="SGD.__init__", why="the lecture's default learning rate 0.01 instead of torch's 1e-3")
+def brk_sgd_lecture_default_lr(self, params, lr=0.01, momentum=0.0):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if momentum < 0.0:
+        raise ValueError(f"invalid momentum {momentum}")
+    super().__init__(params, {"lr": lr, "momentum": momentum})
+
+
+@mutant(replaces="SGD.step", why="momentum read from self.defaults: a group's own momentum is ignored")
+@torch.no_grad()
+def brk_sgd_momentum_from_defaults(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, momentum = group["lr"], self.defaults["momentum"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            update = p.grad
+            if momentum != 0.0:
+                state = self.state[p]
+                if "momentum_buffer" not in state:
+                    state["momentum_buffer"] = update.clone()
+                else:
+                    state["momentum_buffer"].mul_(momentum).add_(update)
+                update = state["momentum_buffer"]
+            p.add_(update, alpha=-lr)
+    return loss
+
+
+@mutant(replaces="SGD.step", why="keeps a zero momentum buffer even when momentum is 0 (state where there should be none)")
+@torch.no_grad()
+def brk_sgd_state_without_momentum(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, momentum = group["lr"], group["momentum"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if "momentum_buffer" not in state:
+                state["momentum_buffer"] = p.grad.clone()
+            else:
+                state["momentum_buffer"].mul_(momentum).add_(p.grad)
+            p.add_(state["momentum_buffer"], alpha=-lr)
+    return loss
+
+
+@mutant(replaces="SGD.__init__", why="lr captured in an attribute at construction: later changes to param_groups[i]['lr'] ignored")
+def brk_sgd_lr_attribute(self, params, lr=1e-3, momentum=0.0):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if momentum < 0.0:
+        raise ValueError(f"invalid momentum {momentum}")
+    super().__init__(params, {"lr": lr, "momentum": momentum})
+    for group in self.param_groups:
+        group["params"] = list(group["params"])
+    lrs = [g["lr"] for g in self.param_groups]
+
+    def step(closure=None):
+        with torch.no_grad():
+            loss = None
+            if closure is not None:
+                with torch.enable_grad():
+                    loss = closure()
+            for group, lr0 in zip(self.param_groups, lrs):
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    update = p.grad
+                    if group["momentum"] != 0.0:
+                        state = self.state[p]
+                        if "momentum_buffer" not in state:
+                            state["momentum_buffer"] = update.clone()
+                        else:
+                            state["momentum_buffer"].mul_(group["momentum"]).add_(update)
+                        update = state["momentum_buffer"]
+                    p.add_(update, alpha=-lr0)
+            return loss
+    self.step = step
+
+
+@mutant(replaces="SGD.__init__", why="rejects lr == 0 (lr <= 0), a valid learning rate (e.g. a warm-up start)")
+def brk_sgd_rejects_zero_lr(self, params, lr=1e-3, momentum=0.0):
+    if lr <= 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if momentum < 0.0:
+        raise ValueError(f"invalid momentum {momentum}")
+    super().__init__(params, {"lr": lr, "momentum": momentum})
+
+
+# ---------------------------------------------------------------- AdaGrad
+
+@mutant(replaces="AdaGrad.step", why="the lecture's AdaGrad: eps inside the square root, sqrt(s + eps)")
+@torch.no_grad()
+def brk_adagrad_eps_inside_sqrt(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, eps = group["lr"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "sum" not in state:
+                state["sum"] = torch.zeros_like(p)
+            s = state["sum"]
+            s.addcmul_(g, g)
+            p.addcdiv_(g, (s + eps).sqrt(), value=-lr)
+    return loss
+
+
+@mutant(replaces="AdaGrad.__init__", why="the lecture's default eps 1e-5 instead of torch's 1e-10")
+def brk_adagrad_lecture_eps(self, params, lr=1e-2, eps=1e-5):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if eps < 0.0:
+        raise ValueError(f"invalid epsilon {eps}")
+    super().__init__(params, {"lr": lr, "eps": eps})
+
+
+@mutant(replaces="AdaGrad.step", why="state created with torch.zeros(*p.shape): breaks on a 0-d parameter")
+@torch.no_grad()
+def brk_adagrad_zeros_star_shape(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, eps = group["lr"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "sum" not in state:
+                state["sum"] = torch.zeros(*p.shape, dtype=p.dtype, device=p.device)
+            s = state["sum"]
+            s.addcmul_(g, g)
+            p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
+    return loss
+
+
+@mutant(replaces="AdaGrad.step", why="eps read from self.defaults: a group's own eps is ignored")
+@torch.no_grad()
+def brk_adagrad_eps_from_defaults(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, eps = group["lr"], self.defaults["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "sum" not in state:
+                state["sum"] = torch.zeros_like(p)
+            s = state["sum"]
+            s.addcmul_(g, g)
+            p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
+    return loss
+
+
+# ---------------------------------------------------------------- RMSProp
+
+@mutant(replaces="RMSProp.step", why="eps inside the square root: sqrt(v + eps)")
+@torch.no_grad()
+def brk_rmsprop_eps_inside_sqrt(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "square_avg" not in state:
+                state["square_avg"] = torch.zeros_like(p)
+            v = state["square_avg"]
+            v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
+            p.addcdiv_(g, (v + eps).sqrt(), value=-lr)
+    return loss
+
+
+@mutant(replaces="RMSProp.step", why="alpha read from self.defaults: a group's own alpha is ignored")
+@torch.no_grad()
+def brk_rmsprop_alpha_from_defaults(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, alpha, eps = group["lr"], self.defaults["alpha"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "square_avg" not in state:
+                state["square_avg"] = torch.zeros_like(p)
+            v = state["square_avg"]
+            v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
+            p.addcdiv_(g, v.sqrt().add_(eps), value=-lr)
+    return loss
+
+
+@mutant(replaces="RMSProp.step", why="clips the gradient norm to 1 before the update (a 'stability' extra torch does not do)")
+@torch.no_grad()
+def brk_rmsprop_clips_grad(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            n = g.norm()
+            if n > 1.0:
+                g = g / n
+            state = self.state[p]
+            if "square_avg" not in state:
+                state["square_avg"] = torch.zeros_like(p)
+            v = state["square_avg"]
+            v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
+            p.addcdiv_(g, v.sqrt().add_(eps), value=-lr)
+    return loss
+
+
+@mutant(replaces="RMSProp.__init__", why="rejects alpha == 0 (0 < alpha < 1), which the docstring allows")
+def brk_rmsprop_rejects_alpha0(self, params, lr=1e-2, alpha=0.99, eps=1e-8):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if eps < 0.0:
+        raise ValueError(f"invalid epsilon {eps}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"invalid alpha {alpha}")
+    super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps})
+
+
+# ---------------------------------------------------------------- Adam
+
+@mutant(replaces="Adam.step", why="one global step count for the bias corrections: wrong for a parameter that skipped steps (grad None)")
+@torch.no_grad()
+def brk_adam_global_step(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        group["t"] = group.get("t", 0) + 1
+        t = group["t"]
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] = t
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="Adam.step", why="the step count advances on steps where the gradient is None (state made before the None check)")
+@torch.no_grad()
+def brk_adam_counts_none_steps(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            if p.grad is None:
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="Adam.step", why="L2 term added to p.grad in place: modifies the gradient the caller sees")
+@torch.no_grad()
+def brk_adam_modifies_grad(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            if decay != 0.0:
+                g.add_(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="Adam.step", why="eps inside the square root of v-hat: sqrt(v_hat + eps)")
+@torch.no_grad()
+def brk_adam_eps_inside_sqrt(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v / (1.0 - beta2**t) + eps).sqrt()
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="Adam.step", why="betas read from self.defaults: a group's own betas are ignored")
+@torch.no_grad()
+def brk_adam_betas_from_defaults(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], self.defaults["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="Adam.step", why="moment state allocated as float32 torch.zeros(p.shape): wrong dtype for float64 parameters")
+@torch.no_grad()
+def brk_adam_fp32_state(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros(p.shape, device=p.device)
+                state["exp_avg_sq"] = torch.zeros(p.shape, device=p.device)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="Adam.__init__", why="accepts beta == 1 (0 <= b <= 1): the bias correction then divides by zero")
+def brk_adam_accepts_beta_one(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
+        raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")
+    if not all(0.0 <= b <= 1.0 for b in betas):
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+
+@mutant(replaces="Adam.step", why="closure called after the update: returns the loss of the new parameters")
+@torch.no_grad()
+def brk_adam_closure_after(self, closure=None):
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    return loss
+
+
+# ---------------------------------------------------------------- AdamW
+
+@mutant(replaces="AdamW.step", why="weight decay read from self.defaults: a no-decay group (biases) is still decayed")
+@torch.no_grad()
+def brk_adamw_decay_from_defaults(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], self.defaults["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            p.mul_(1.0 - lr * decay)
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="AdamW.step", why="decay uses the lr of the first step (cached in state): a changed lr does not rescale it")
+@torch.no_grad()
+def brk_adamw_cached_decay_lr(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+                state["shrink"] = 1.0 - lr * decay
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            p.mul_(state["shrink"])
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="AdamW.__init__", why="Adam's default weight_decay 0 instead of AdamW's 1e-2")
+def brk_adamw_default_decay_zero(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
+        raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")
+    if not all(0.0 <= b < 1.0 for b in betas):
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+
+@mutant(replaces="AdamW.step", why="global step count kept on the optimizer object: lost by a state_dict round trip, wrong with skipped steps")
+@torch.no_grad()
+def brk_adamw_step_attribute(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    if not hasattr(self, "_t"):
+        self._t = 0
+    self._t += 1
+    t = self._t
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] = t
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+            p.mul_(1.0 - lr * decay)
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+# ---------------------------------------------------------------- optimizer_state_bytes
+
+@mutant(replaces="optimizer_state_bytes", why="assumes 4 bytes per state element whatever the dtype")
+def brk_state_bytes_fp32(optimizer):
+    return sum(value.numel() * 4
+               for state in optimizer.state.values() for value in state.values()
+               if isinstance(value, torch.Tensor))
+
+
+@mutant(replaces="optimizer_state_bytes", why="skips 0-d tensors (torch's tensor step counts)")
+def brk_state_bytes_skips_scalars(optimizer):
+    return sum(value.numel() * value.element_size()
+               for state in optimizer.state.values() for value in state.values()
+               if isinstance(value, torch.Tensor) and value.dim() > 0)
+
+
+@mutant(replaces="optimizer_state_bytes", why="counts only the params of the first param group")
+def brk_state_bytes_first_group(optimizer):
+    total = 0
+    for p in optimizer.param_groups[0]["params"]:
+        for value in optimizer.state.get(p, {}).values():
+            if isinstance(value, torch.Tensor):
+                total += value.numel() * value.element_size()
+    return total
+
+
+# ---- the torch.optim rule: correct trajectories, but through torch.optim's own update code ----
+
+@mutant(replaces="SGD.step", why="delegates the update to torch.optim.sgd.sgd (torch's functional SGD)")
+@torch.no_grad()
+def brk_sgd_functional(self, closure=None):
+    from torch.optim.sgd import sgd
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        params = [p for p in group["params"] if p.grad is not None]
+        if not params:
+            continue
+        momentum = group["momentum"]
+        bufs = [self.state[p].get("momentum_buffer") if momentum != 0.0 else None for p in params]
+        sgd(params, [p.grad for p in params], bufs, weight_decay=0.0, momentum=momentum, lr=group["lr"],
+            dampening=0.0, nesterov=False, maximize=False, foreach=False)
+        if momentum != 0.0:
+            for p, b in zip(params, bufs):
+                self.state[p]["momentum_buffer"] = b
+    return loss
+
+
+@mutant(replaces="AdamW.step", why="delegates the update to torch.optim.adamw.adamw (torch's functional AdamW)")
+@torch.no_grad()
+def brk_adamw_functional(self, closure=None):
+    import torch.optim.adamw as functional
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        params = [p for p in group["params"] if p.grad is not None]
+        if not params:
+            continue
+        for p in params:
+            state = self.state[p]
+            if not state:
+                state["step"] = torch.tensor(0.0)
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+        beta1, beta2 = group["betas"]
+        functional.adamw(params, [p.grad for p in params], [self.state[p]["exp_avg"] for p in params],
+                         [self.state[p]["exp_avg_sq"] for p in params], [], [self.state[p]["step"] for p in params],
+                         foreach=False, amsgrad=False, beta1=beta1, beta2=beta2, lr=group["lr"],
+                         weight_decay=group["weight_decay"], eps=group["eps"], maximize=False)
+    return loss
+
+
+@mutant(replaces="AdaGrad.step", why="calls torch.optim.adagrad's single-tensor kernel (imported under another name)")
+@torch.no_grad()
+def brk_adagrad_kernel(self, closure=None):
+    import torch as T
+    from torch.optim import adagrad as kernels
+    loss = None
+    if closure is not None:
+        with T.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        params = [p for p in group["params"] if p.grad is not None]
+        if not params:
+            continue
+        for p in params:
+            state = self.state[p]
+            if not state:
+                state["step"] = T.tensor(0.0)
+                state["sum"] = T.zeros_like(p)
+        kernels._single_tensor_adagrad(
+            params, [p.grad for p in params], [self.state[p]["sum"] for p in params],
+            [self.state[p]["step"] for p in params], grad_scale=None, found_inf=None, lr=group["lr"],
+            weight_decay=0.0, lr_decay=0.0, eps=group["eps"], has_sparse_grad=False, maximize=False,
+            differentiable=False, has_complex=False)
+    return loss
+
+
+# ---- more breaking-pass mutants (defaults from other libraries, dtype, eager state) ----
+
+@mutant(replaces="AdaGrad.step", why="TensorFlow's initial accumulator 0.1 instead of 0")
+@torch.no_grad()
+def brk_adagrad_tf_accumulator(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, eps = group["lr"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "sum" not in state:
+                state["sum"] = torch.full_like(p, 0.1)
+            s = state["sum"]
+            s.addcmul_(g, g)
+            p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
+    return loss
+
+
+@mutant(replaces="RMSProp.__init__", why="Hinton's lecture default alpha 0.9 instead of torch's 0.99")
+def brk_rmsprop_default_alpha(self, params, lr=1e-2, alpha=0.9, eps=1e-8):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if eps < 0.0:
+        raise ValueError(f"invalid epsilon {eps}")
+    if not 0.0 <= alpha < 1.0:
+        raise ValueError(f"invalid alpha {alpha}")
+    super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps})
+
+
+@mutant(replaces="Adam.__init__", why="Keras' default eps 1e-7 instead of torch's 1e-8")
+def brk_adam_keras_eps(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-7, weight_decay=0.0):
+    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
+        raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")
+    if not all(0.0 <= b < 1.0 for b in betas):
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+
+@mutant(replaces="SGD.step", why="momentum buffer allocated as float32 zeros whatever the parameter's dtype")
+@torch.no_grad()
+def brk_sgd_fp32_buffer(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, momentum = group["lr"], group["momentum"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            update = p.grad
+            if momentum != 0.0:
+                state = self.state[p]
+                if "momentum_buffer" not in state:
+                    state["momentum_buffer"] = torch.zeros(p.shape, device=p.device)
+                state["momentum_buffer"].mul_(momentum).add_(update)
+                update = state["momentum_buffer"]
+            p.add_(update, alpha=-lr)
+    return loss
+
+
+@mutant(replaces="AdaGrad.__init__", why="creates every parameter's state eagerly in __init__ (as torch.optim.Adagrad does): state for parameters that never get a gradient")
+def brk_adagrad_eager_state(self, params, lr=1e-2, eps=1e-10):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if eps < 0.0:
+        raise ValueError(f"invalid epsilon {eps}")
+    super().__init__(params, {"lr": lr, "eps": eps})
+    for group in self.param_groups:
+        for p in group["params"]:
+            self.state[p]["sum"] = torch.zeros_like(p)
+
+
+@mutant(replaces="RMSProp.step", why="square_avg starts at g² on the first step (no (1 − α) on the first term)")
+@torch.no_grad()
+def brk_rmsprop_init_g2(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "square_avg" not in state:
+                state["square_avg"] = g * g
+            else:
+                state["square_avg"].mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
+            p.addcdiv_(g, state["square_avg"].sqrt().add_(eps), value=-lr)
+    return loss
+
+
+@mutant(replaces="AdamW.__init__", why="eps kept in an attribute at construction and used for every group (a group's own eps ignored)")
+def brk_adamw_eps_attribute(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
+        raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")
+    if not all(0.0 <= b < 1.0 for b in betas):
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+    for group in self.param_groups:
+        group["eps"] = eps

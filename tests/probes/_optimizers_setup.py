@@ -13,11 +13,30 @@ test process), so both see identical parameters, data and steps.  A run:
 * halfway (``round_trip_at``) saves ``optimizer.state_dict()`` through ``torch.save`` /
   ``torch.load(weights_only=True)``, throws the optimizer away, builds a fresh one and loads
   the state into it, exactly as resuming from a checkpoint does;
+* calls ``take_step(optimizer)`` for each step (``optimizer.step()``; a probe wraps it in a
+  tripwire watch);
 * returns the flattened parameters after each step listed in ``snapshots`` (float32 on the
   CPU, shape [len(snapshots), number of parameter elements]).
 
 With ``device="cuda"`` the parameters and batches live on the GPU (the data is still drawn
 on the CPU, so it is the same data).
+
+``options`` (a dict, all keys optional) sets up the conditions a plain run never creates:
+
+* ``"extras": True``: two more parameters in the loss, ``c`` (0-d, added to every output) and
+  ``k`` (shape (2, 1, 4), scaling ``x[:, :4]``), so parameters of 0, 1, 2 and 3 dimensions;
+* ``"skip": {name: [steps]}``: that parameter's ``.grad`` is None on those steps only (its
+  state must then be created lazily on its first gradient, and its step count skip them);
+* ``"set": [[step, group, key, value], ...]``: ``param_groups[group][key] = value`` before
+  that step (a learning-rate schedule, a decay switched on);
+* ``"grad_scale": s``: the loss is multiplied by s (a large gradient norm);
+* ``"set_to_none": False``: ``zero_grad(set_to_none=False)`` and the gradients written into
+  the existing ``.grad`` tensors in place (as ``backward()`` accumulates into them);
+* ``"grads": True``: each snapshot row also holds every parameter's ``.grad`` just before and
+  just after that ``step()`` (zeros where it is None), to see whether ``step()`` changed one;
+* ``"dtype": "float64"``: float64 parameters and data.
+
+A snapshot row is ``[params (in ``names(options)`` order) | grads before | grads after (if asked)]``.
 """
 
 from __future__ import annotations
@@ -29,34 +48,63 @@ from typing import Any
 import torch
 
 NAMES = ("w1", "w2", "b2", "unused")
-SHAPES = {"w1": (8, 16), "w2": (16, 4), "b2": (4,), "unused": (3, 5)}
+EXTRA_NAMES = ("w1", "w2", "b2", "c", "k", "unused")
+SHAPES = {"w1": (8, 16), "w2": (16, 4), "b2": (4,), "c": (), "k": (2, 1, 4), "unused": (3, 5)}
 BATCH = 32
 
 
-def make_parameters(seed: int, device: str = "cpu") -> dict[str, torch.Tensor]:
+def names(options: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """The parameter names of a run, in snapshot order (``unused`` always last)."""
+    return EXTRA_NAMES if (options or {}).get("extras") else NAMES
+
+
+def make_parameters(seed: int, device: str = "cpu", options: dict[str, Any] | None = None) -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     scale = {"w1": 8**-0.5, "w2": 16**-0.5, "b2": 0.1, "unused": 1.0}
-    return {n: torch.nn.Parameter((torch.randn(SHAPES[n], generator=g) * scale[n]).to(device)) for n in NAMES}
+    params = {n: torch.nn.Parameter((torch.randn(SHAPES[n], generator=g) * scale[n]).to(device)) for n in NAMES}
+    if (options or {}).get("extras"):
+        params["c"] = torch.nn.Parameter((0.1 * torch.randn((), generator=g)).to(device))
+        params["k"] = torch.nn.Parameter((0.2 * torch.randn(SHAPES["k"], generator=g)).to(device))
+    dtype = _dtype(options)
+    return {n: (params[n] if dtype == torch.float32 else torch.nn.Parameter(params[n].detach().to(dtype)))
+            for n in names(options)}
 
 
-def _data(seed: int, steps: int, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+def _dtype(options: dict[str, Any] | None) -> torch.dtype:
+    return {"float32": torch.float32, "float64": torch.float64}[(options or {}).get("dtype", "float32")]
+
+
+def _data(seed: int, steps: int, device: str = "cpu", dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
     """All the mini-batches at once: x [steps, BATCH, 8], y [steps, BATCH, 4] (a noisy teacher)."""
     g = torch.Generator().manual_seed(10_000 + seed)
     teacher = torch.randn(SHAPES["w1"][0], SHAPES["w2"][1], generator=g)
     x = torch.randn(steps, BATCH, SHAPES["w1"][0], generator=g)
     y = torch.sin(x @ teacher) + 0.1 * torch.randn(steps, BATCH, SHAPES["w2"][1], generator=g)
-    return x.to(device), y.to(device)
+    return x.to(device, dtype), y.to(device, dtype)
 
 
 @torch.no_grad()
-def _set_gradients(p: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor) -> None:
-    """The gradients of the loss mean((tanh(x @ w1) @ w2 + b2 − y)²), written by hand (autograd
-    would give the same; this is only cheaper).  ``unused`` gets none: its .grad stays None."""
+def _set_gradients(p: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, *, scale: float = 1.0,
+                   skip: Sequence[str] = (), in_place: bool = False) -> None:
+    """The gradients of the loss scale·mean((tanh(x @ w1) @ w2 + b2 [+ c + x[:, :4]·Σk] − y)²), written
+    by hand (autograd would give the same; this is only cheaper).  ``unused`` gets none: its .grad
+    stays None; the names in ``skip`` get None this time.  ``in_place``: written into existing grads."""
     h = torch.tanh(x @ p["w1"])
-    r = (h @ p["w2"] + p["b2"] - y) * (2.0 / y.numel())
-    p["w2"].grad = h.T @ r
-    p["b2"].grad = r.sum(0)
-    p["w1"].grad = x.T @ ((r @ p["w2"].T) * (1.0 - h * h))
+    out = h @ p["w2"] + p["b2"]
+    if "c" in p:
+        out = out + p["c"] + x[:, :4] * p["k"].sum((0, 1))
+    r = (out - y) * (2.0 * scale / y.numel())
+    grads = {"w2": h.T @ r, "b2": r.sum(0), "w1": x.T @ ((r @ p["w2"].T) * (1.0 - h * h))}
+    if "c" in p:
+        grads["c"] = r.sum()
+        grads["k"] = (r * x[:, :4]).sum(0).expand(SHAPES["k"]).clone()
+    for name, grad in grads.items():
+        if name in skip:
+            p[name].grad = None
+        elif in_place and p[name].grad is not None:
+            p[name].grad.copy_(grad)
+        else:
+            p[name].grad = grad
 
 
 def _groups(params: dict[str, torch.Tensor], spec: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -66,15 +114,28 @@ def _groups(params: dict[str, torch.Tensor], spec: Sequence[dict[str, Any]]) -> 
 
 
 def run(make_optimizer: Callable[[list[dict[str, Any]]], torch.optim.Optimizer], groups: Sequence[dict[str, Any]],
-        seed: int, steps: int, snapshots: Sequence[int], round_trip_at: int | None, device: str = "cpu") -> torch.Tensor:
-    params = make_parameters(seed, device)
-    xs, ys = _data(seed, steps, device)
+        seed: int, steps: int, snapshots: Sequence[int], round_trip_at: int | None, device: str = "cpu",
+        options: dict[str, Any] | None = None,
+        take_step: Callable[[torch.optim.Optimizer], Any] = lambda optimizer: optimizer.step()) -> torch.Tensor:
+    options = options or {}
+    params = make_parameters(seed, device, options)
+    xs, ys = _data(seed, steps, device, _dtype(options))
+    skip = {int(step): [n for n, at in options.get("skip", {}).items() if int(step) in at]
+            for at in options.get("skip", {}).values() for step in at}
+    changes = options.get("set", [])
+    set_to_none = options.get("set_to_none", True)
     optimizer = make_optimizer(_groups(params, groups))
     taken = []
     for step in range(1, steps + 1):
-        optimizer.zero_grad()
-        _set_gradients(params, xs[step - 1], ys[step - 1])
-        optimizer.step()
+        for at, group, key, value in changes:
+            if at == step:
+                optimizer.param_groups[group][key] = tuple(value) if key == "betas" else value
+        optimizer.zero_grad(set_to_none=set_to_none)
+        _set_gradients(params, xs[step - 1], ys[step - 1], scale=options.get("grad_scale", 1.0),
+                       skip=skip.get(step, ()), in_place=not set_to_none)
+        before = [None if p.grad is None else p.grad.detach().clone() for p in params.values()] \
+            if options.get("grads") and step in snapshots else None
+        take_step(optimizer)
         if step == round_trip_at:
             buffer = io.BytesIO()
             torch.save(optimizer.state_dict(), buffer)
@@ -83,7 +144,12 @@ def run(make_optimizer: Callable[[list[dict[str, Any]]], torch.optim.Optimizer],
             optimizer = make_optimizer(_groups(params, groups))
             optimizer.load_state_dict(saved)
         if step in snapshots:
-            taken.append(torch.cat([params[n].detach().flatten() for n in NAMES]).cpu())
+            row = [params[n].detach().flatten() for n in params]
+            if options.get("grads"):
+                for grads in (before, [p.grad for p in params.values()]):
+                    row += [torch.zeros(p.numel(), dtype=p.dtype, device=p.device) if g is None
+                            else g.detach().flatten() for p, g in zip(params.values(), grads)]
+            taken.append(torch.cat(row).cpu())
     return torch.stack(taken)
 
 
@@ -103,9 +169,10 @@ def state_census(optimizer: torch.optim.Optimizer, params: dict[str, torch.Tenso
     return census
 
 
-def train_a_little(optimizer: torch.optim.Optimizer, params: dict[str, torch.Tensor], seed: int, steps: int) -> None:
-    xs, ys = _data(seed, steps)
+def train_a_little(optimizer: torch.optim.Optimizer, params: dict[str, torch.Tensor], seed: int, steps: int,
+                   take_step: Callable[[torch.optim.Optimizer], Any] = lambda optimizer: optimizer.step()) -> None:
+    xs, ys = _data(seed, steps, dtype=params["w1"].dtype)
     for x, y in zip(xs, ys):
         optimizer.zero_grad()
         _set_gradients(params, x, y)
-        optimizer.step()
+        take_step(optimizer)
