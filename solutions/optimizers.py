@@ -35,7 +35,7 @@ Rule: subclass ``torch.optim.Optimizer`` and use nothing else from ``torch.optim
 torch.optim's optimizers, no ``torch.optim._functional`` or ``torch.optim.adamw.adamw``-style
 update functions, no ``_single_tensor_*`` / ``_multi_tensor_*`` / ``_fused_*`` kernels), and
 none of the dynamic lookups that could hide such a name (``getattr``, ``setattr``, ``eval``,
-``exec``, ``compile``, ``globals``, ``vars``, ``__dict__``, ``__class__``, ``sys.modules``,
+``exec``, ``compile``, ``globals``, ``vars``, ``__dict__``, ``sys.modules``,
 ``importlib``, ``__import__``...), nor torch's private internals (any ``torch._...`` name,
 ``torch._foreach_*`` included).  It holds for the whole program your optimizer runs: each class's code,
 every function of your submission it reaches (in any file) and the module-level code of
