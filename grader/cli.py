@@ -101,7 +101,8 @@ def _staging_lines(staged, modules: tuple[str, ...]) -> list[str]:
     from grader.archives import source_description
 
     lines = source_description(staged)
-    missing = [m for m in staged.missing if m in modules]
+    refused = {k.rsplit("/", 1)[-1].removesuffix(".py") for k in staged.not_taken}
+    missing = [m for m in staged.missing if m in modules and m not in refused]  # those are named above
     if staged.empty:
         lines.append("No module file found (expected assignment/<module>.py): everything is not attempted.")
     elif missing:
@@ -240,7 +241,9 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
     try:
         result = grade([abspath(p) for p in args.submissions], options, console)
     except GradeError as exc:
-        console.print(f"[red]{escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
+        from grader.results import printable
+
+        console.print(f"[red]{escape(printable(str(exc), newlines=True))}[/red]", highlight=False, soft_wrap=True)
         return 2
     if args.gradebook:
         _to_gradebook(db_url(args.gradebook), options.out, console, fail_on_pending=False)
@@ -306,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hidden", action="store_true", help="include the hidden tests (instructor repo only)")
     p.add_argument("--sandbox", action="store_true",
                    help="grade exactly as `grader grade` does: staged files, the sandbox, the same tests (slower)")
-    p.add_argument("--sandbox-launcher", choices=("auto", "bubblewrap", "rlimits"), default="auto",
+    p.add_argument("--sandbox-launcher", choices=("auto", "bubblewrap", "landlock", "rlimits"), default="auto",
                    help=argparse.SUPPRESS)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.set_defaults(func=cmd_check)

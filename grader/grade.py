@@ -2,20 +2,29 @@
 
     grader grade SUBMISSION... --out DIR [-j N] [--force] [--module M]...
 
-The parent process finds the submissions (directories, ``.zip``, ``.tar.gz``, or folders of
-them; the student id is the name), skips those already graded (a valid ``DIR/<id>/results.json``
-for the same submission content and kit version; ``--force`` regrades), and hands the rest to
-N long-lived *trusted* worker processes.  Each trusted worker imports torch and pytest once,
-then grades submission after submission by running the public and hidden tests in-process
-(`pytest.main`, test modules and memoised expected values reused) with ``--backend sandbox``,
-so the only per-submission torch import is the one inside the submission's sandbox.
+The parent process resolves every path against the caller's working directory (before any
+process changes directory), finds the submissions (directories, ``.zip``, ``.tar.gz``, or
+folders of them; the student id is the name, see `grader.archives.student_id`), refuses the
+batch when a path does not exist (exit status 2, nothing written), refuses both submissions of
+a colliding id, skips those already graded (a valid results.json for the same submission
+content and kit version; ``--force`` regrades), and hands the rest to N long-lived *trusted*
+worker processes.  Each trusted worker imports torch and pytest once, then grades submission
+after submission by running the public and hidden tests in-process (`pytest.main`, test
+modules and memoised expected values reused) with ``--backend sandbox``, so the only
+per-submission torch import is the one inside the submission's sandbox.
 
-Per submission, written atomically (results.json last, so its presence means "done"):
-``DIR/<id>/results.json`` (Gradescope format, see `grader.results`), ``DIR/<id>/instructor.json``
-(full messages of every test, hidden ones included; sandbox statistics) and
-``DIR/<id>/sandbox.log`` (the submission's captured output, capped).  For the batch:
-``DIR/grades.csv`` and a summary table.  An interrupted batch (even ``kill -9``) is resumed by
-running the same command again: only what is missing is graded.
+Per submission, written atomically (results.json last, so its presence means "done"), under
+the layout of `grader.results.Layout`: ``DIR/students/<id>/results.json`` (Gradescope format,
+what the student sees), ``DIR/instructor/students/<id>/instructor.json`` (full messages of
+every test, hidden ones included; sandbox statistics; timings) and
+``DIR/instructor/students/<id>/sandbox.log`` (the submission's captured output, capped, control
+characters escaped).  For the batch: ``DIR/grades.csv``, a summary table, and the trusted
+workers' logs ``DIR/instructor/logs/worker-<n>.log`` (pytest's output: full tracebacks of
+every failed test, hidden ones included; instructor-only).  An interrupted batch (even
+``kill -9``) is resumed by running the same command again: only what is missing is graded.
+
+A submission from which nothing could be taken is reported as *empty* (no test is run; every
+test not attempted); an archive that cannot be read safely is *rejected* (nothing is run).
 
 Determinism: tests run in a fixed order, every test starts from RNG seeds derived from its
 node id, hypothesis is derandomised (no example database, no deadline) and the sandbox runs
@@ -25,6 +34,7 @@ timeouts.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -36,10 +46,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from grader import KIT_ROOT, MODULES, kit_version
 from grader.archives import RejectedSubmission, Source, discover, fingerprint, stage
-from grader.results import (INSTRUCTOR, RESULTS, SANDBOX_LOG, build_results, grade_row, grades_csv, load_results,
-                            render_summary, write_atomic, write_json)
+from grader.results import (Layout, build_results, grade_row, grades_csv, load_results, printable, render_summary,
+                            write_atomic, write_json)
 
 
 @dataclass
@@ -60,7 +72,7 @@ class GradeOptions:
 @dataclass
 class Outcome:
     student: str
-    status: str  # graded | rejected | kept | error
+    status: str  # graded | empty | rejected | kept | refused | error
     score: float = 0.0
     max_score: float = 0.0
     message: str = ""
@@ -78,7 +90,7 @@ class BatchResult:
 
     @property
     def ok(self) -> bool:
-        return not any(o.status == "error" for o in self.outcomes)
+        return not any(o.status in ("error", "refused") for o in self.outcomes)
 
 
 #: A trusted worker is replaced by a fresh process after grading this many submissions.
@@ -89,6 +101,10 @@ SUBMISSION_TIMEOUT = 3600.0
 
 class GradeError(Exception):
     """Grading could not complete for a reason that is not the submission's fault."""
+
+
+class UsageError(GradeError):
+    """The command line names something that is not there: nothing was written."""
 
 
 def test_files(modules: tuple[str, ...], hidden: bool) -> list[str]:
@@ -206,9 +222,11 @@ class TrustedGrader:
         import pytest
 
         plugin = _GradePlugin()
+        # the trusted worker imported hypothesis (and, from the second submission on, everything) before
+        # pytest.main: pytest's "already imported, cannot be rewritten" warnings are noise in the log
         args = [*self.files, f"--target={target}", "--backend=sandbox", f"--kit-report={report}",
                 f"--rootdir={KIT_ROOT}", "-q", "--tb=short", "-p", "no:cacheprovider", "-p", "no:randomly",
-                "-p", "no:xdist"]
+                "-p", "no:xdist", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
         if collect_only:
             args.append("--collect-only")
         cwd = os.getcwd()
@@ -224,12 +242,12 @@ class TrustedGrader:
 
         t0 = time.monotonic()
         self.count += 1
+        layout = Layout(out_dir)
         job = self.work / f"job{self.count}"
         job.mkdir()
         os.chmod(job, 0o711)
-        student_dir = out_dir / source.student
-        student_dir.mkdir(parents=True, exist_ok=True)
         report = job / "report.json"
+        print(f"=== {printable(source.student)} ({printable(str(source.path))}) ===", flush=True)
         submission: dict[str, Any] = {"source": source.path.name, "kind": source.kind,
                                       "sha256": fingerprint(source),
                                       "graded_with": {"modules": list(self.options.modules),
@@ -238,10 +256,16 @@ class TrustedGrader:
             try:
                 staged = stage(source, job / "submission")
             except RejectedSubmission as exc:
-                return self._rejected(source, student_dir, job, submission, str(exc), t0)
-            submission.update(files=staged.files, missing=[m for m in staged.missing if m in self.options.modules],
-                              layout=staged.layout, notes=staged.notes)
-            self.settings.log_path = str(student_dir / SANDBOX_LOG)
+                return self._not_run(source, layout, job, submission, "rejected", str(exc), t0)
+            submission.update(files=staged.files, helpers=staged.helpers,
+                              missing=[m for m in staged.missing if m in self.options.modules],
+                              not_taken=staged.not_taken, layout=staged.layout, notes=staged.notes)
+            if staged.empty:
+                submission["seen"] = staged.seen
+                return self._not_run(source, layout, job, submission, "empty", "", t0)
+            # the sandbox writes the submission's output here; it reaches the results folder escaped
+            raw_log = job / "sandbox.log"
+            self.settings.log_path = str(raw_log)
             sandbox.pop_finished()
             code, plugin = self._pytest(staged.folder, report)
             stats = sandbox.pop_finished()
@@ -257,21 +281,37 @@ class TrustedGrader:
             records = data["tests"]
             if not records:
                 raise GradeError("no graded tests ran")
-            doc = build_results(records, student=source.student, kit_version=kit_version(),
-                                sandbox={**sandbox_stats, "launcher": sandbox_stats.get("launcher", self.launcher)},
-                                submission=submission, execution_time=time.monotonic() - t0)
-            instructor = {"student": source.student, "kit_version": kit_version(), "records": records,
+            sandbox_stats = {**sandbox_stats, "launcher": sandbox_stats.get("launcher", self.launcher)}
+            doc = build_results(records, student=source.student, kit_version=kit_version(), sandbox=sandbox_stats,
+                                submission=submission)
+            instructor = {"student": source.student, "kit_version": kit_version(), "status": "graded",
+                          "records": records, "seconds": round(time.monotonic() - t0, 1),
                           "sandbox": {k: v for k, v in sandbox_stats.items() if k != "output"},
                           "settings": sandbox.settings_dict(self.settings), "submission": submission}
-            write_json(student_dir / INSTRUCTOR, instructor)
-            write_json(student_dir / RESULTS, doc)
+            self._copy_log(raw_log, layout.sandbox_log(source.student))
+            write_json(layout.instructor(source.student), instructor)
+            write_json(layout.results(source.student), doc)
             return Outcome(source.student, "graded", float(doc["score"]), float(doc["max_score"]),
                            seconds=time.monotonic() - t0)
         finally:
+            self.settings.log_path = None
             shutil.rmtree(job, ignore_errors=True)
 
-    def _rejected(self, source: Source, student_dir: Path, job: Path, submission: dict[str, Any], reason: str,
-                  t0: float) -> Outcome:
+    @staticmethod
+    def _copy_log(raw: Path, dest: Path) -> None:
+        """The sandbox's log of the submission's output, with control characters escaped."""
+        try:
+            text = raw.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            text = "(the sandbox wrote no log)"
+        write_atomic(dest, printable(text, newlines=True) + "\n")
+
+    def _not_run(self, source: Source, layout: Layout, job: Path, submission: dict[str, Any], status: str,
+                 reason: str, t0: float) -> Outcome:
+        """A rejected or empty submission: nothing runs; every test is listed, none earns points.
+
+        GPU tests are pending in a CPU run, as for every other submission (the GPU run rejects
+        the same archive, and `grader merge` then records them as not graded)."""
         report = job / "report.json"
         empty = job / "empty"
         empty.mkdir()
@@ -280,20 +320,55 @@ class TrustedGrader:
         if plugin.collect_errors or not records:
             raise GradeError("the tests could not be collected: " + " | ".join(plugin.collect_errors)[:2000])
         for r in records:
-            if r["status"] != "pending":
+            if r.get("gpu") and self.options.device != "cuda":
+                r.update(status="pending", message="needs CUDA: graded on the GPU runner")
+            elif status == "empty":
+                r.update(status="not_attempted", message="not attempted: the submission holds no module file")
+            else:
                 r.update(status="failed", message=f"not graded: the submission was rejected ({reason})")
         doc = build_results(records, student=source.student, kit_version=kit_version(), sandbox={},
-                            submission=submission, execution_time=time.monotonic() - t0, status="rejected",
-                            reason=reason)
-        write_json(student_dir / INSTRUCTOR, {"student": source.student, "rejected": reason, "submission": submission})
-        write_json(student_dir / RESULTS, doc)
-        return Outcome(source.student, "rejected", 0.0, float(doc["max_score"]), message=reason,
+                            submission=submission, status=status, reason=reason)
+        write_json(layout.instructor(source.student), {"student": source.student, "kit_version": kit_version(),
+                                                       "status": status, "reason": reason, "records": records,
+                                                       "seconds": round(time.monotonic() - t0, 1),
+                                                       "submission": submission})
+        write_json(layout.results(source.student), doc)
+        return Outcome(source.student, status, 0.0, float(doc["max_score"]), message=reason,
                        seconds=time.monotonic() - t0)
+
+
+class _EscapingStream(io.TextIOBase):
+    """A text stream that escapes control characters before writing to `inner` (the worker's log).
+
+    pytest's report quotes the submission's exception messages and reprs: an instructor who
+    runs `less` or `cat` on the log must not get a terminal repainted by them."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        self.inner.write(printable(text, newlines=True))
+        return len(text)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.inner, "encoding", "utf-8")
 
 
 def _worker_main(conn: Any, options_dict: dict[str, Any]) -> None:
     """A trusted worker process: grade the jobs received on `conn` until told to stop."""
     _set_parent_death_signal()
+    sys.stdout = _EscapingStream(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = _EscapingStream(sys.stderr)  # type: ignore[assignment]
     options = GradeOptions(**{**options_dict, "out": Path(options_dict["out"]),
                               "modules": tuple(options_dict["modules"])})
     try:
@@ -343,8 +418,9 @@ def _worker_cli(argv: list[str]) -> int:
 
 def already_graded(source: Source, out: Path, options: GradeOptions) -> dict[str, Any] | None:
     """The existing results.json when it is complete and for this very submission and kit."""
-    doc = load_results(out / source.student / RESULTS)
-    if doc is None:
+    layout = Layout(out)
+    doc = load_results(layout.results(source.student))
+    if doc is None or not layout.instructor(source.student).is_file():
         return None
     extra = doc["extra_data"]
     if extra.get("kit_version") != kit_version() or extra.get("submission", {}).get("sha256") != fingerprint(source):
@@ -359,7 +435,7 @@ class _Pool:
 
     def __init__(self, n: int, options: GradeOptions):
         self.options = options
-        self.logs = options.out / ".logs"
+        self.logs = Layout(options.out).logs
         self.logs.mkdir(parents=True, exist_ok=True)
         self.workers: list[dict[str, Any]] = [self._spawn(slot) for slot in range(n)]
 
@@ -429,23 +505,47 @@ class _Pool:
 
 
 def grade(paths: list[Path], options: GradeOptions, console: Any = None) -> BatchResult:
-    """Grade a batch; returns what happened to each submission (results are on disk)."""
+    """Grade a batch; returns what happened to each submission (results are on disk).
+
+    Raises UsageError, before writing anything, when a path does not exist or is not a
+    submission.  Paths are resolved against this process's working directory here, before any
+    worker (whose working directory is the kit root) sees them.
+    """
+    from dataclasses import replace
+
     from rich.console import Console
 
     console = console or Console(stderr=True)
     t0 = time.monotonic()
     result = BatchResult()
+    paths = [Path(os.path.abspath(Path(p).expanduser())) for p in paths]
+    options = replace(options, out=Path(os.path.abspath(Path(options.out).expanduser())))
     out = options.out
+    layout = Layout(out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a folder")
+    if layout.is_old_layout():
+        raise UsageError(f"--out {out}: holds results of an older kit (DIR/<student>/results.json); "
+                         "use a new folder")
+    found = discover(paths, exclude=[out])
+    if found.errors:
+        raise UsageError("nothing graded, nothing written:\n  " + "\n  ".join(printable(e) for e in found.errors))
+    if not found.sources and not found.refused:
+        raise UsageError("no submissions found in " + ", ".join(printable(str(p)) for p in paths))
     out.mkdir(parents=True, exist_ok=True)
     clean_stale_temp()
-    sources, problems = discover(paths, exclude=[out])
-    result.problems = problems
-    for tmp in out.glob("*/.*.tmp"):  # half-written files of a grader that was killed
+    result.problems = found.warnings + [f"{src.path}: {why}" for src, why in found.refused]
+    for tmp in out.glob("**/.*.tmp"):  # half-written files of a grader that was killed
         pid = tmp.name.rsplit(".", 2)[-2]
         if not pid.isdigit() or not _pid_alive(int(pid)):
             tmp.unlink(missing_ok=True)
-    for p in problems:
-        console.print(f"[yellow]{p}[/yellow]", highlight=False)
+    for w in found.warnings:
+        console.print(f"[yellow]{escape(printable(w))}[/yellow]", highlight=False, soft_wrap=True)
+    for src, why in found.refused:
+        console.print(f"[bold red]REFUSED {escape(printable(str(src.path)))}: {escape(printable(why))}[/bold red]",
+                      highlight=False, soft_wrap=True)
+        result.outcomes.append(Outcome(src.student, "refused", message=why))
+    sources = found.sources
     todo: list[Source] = []
     for src in sources:
         if not options.force and already_graded(src, out, options) is not None:
@@ -455,22 +555,30 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None) -> Batc
     kept = len(sources) - len(todo)
     console.print(f"{len(sources)} submission(s): {len(todo)} to grade"
                   + (f", {kept} already graded (--force regrades)" if kept else "")
+                  + (f", {len(found.refused)} refused (colliding student ids)" if found.refused else "")
                   + f"; kit {kit_version()}, {options.jobs} job(s)", highlight=False, soft_wrap=True)
+    if options.hidden and not any((KIT_ROOT / "tests" / "hidden").glob("test_*.py")):
+        console.print("public tests only: the hidden tests are not in this copy of the kit", highlight=False)
     if todo:
         _run_pool(todo, options, console, result)
-    # grades.csv and the summary cover every submission of this batch
-    outcome_of = {o.student: o for o in result.outcomes}
+    # grades.csv and the summary cover every submission of this batch, refused ones included
+    outcome_of = {o.student: o for o in result.outcomes if o.status != "refused"}
+    rows = []
     for src in sources:
-        doc = load_results(out / src.student / RESULTS)
+        doc = load_results(layout.results(src.student))
         o = outcome_of.get(src.student)
-        result.rows.append(grade_row(src.student, doc, o.message if o and o.status == "error" else ""))
-    write_atomic(out / "grades.csv", grades_csv(result.rows))
+        rows.append(grade_row(src.student, doc, o.message if o and o.status == "error" else ""))
+    rows += [grade_row(src.student, None, f"refused: {why}") for src, why in found.refused]
+    result.rows = sorted(rows, key=lambda r: r["student"])
+    write_atomic(layout.grades, grades_csv(result.rows))
     render_summary(result.rows, console)
     result.seconds = time.monotonic() - t0
     errors = [o for o in result.outcomes if o.status == "error"]
-    console.print(f"wrote {out / 'grades.csv'} ({len(result.rows)} rows) in {result.seconds:.1f} s"
-                  + (f"; [red]{len(errors)} not graded[/red] (rerun to retry)" if errors else ""), highlight=False,
-                  soft_wrap=True)
+    console.print(f"wrote {layout.grades} ({len(result.rows)} rows) and {layout.students_dir}/<student>/results.json "
+                  f"in {result.seconds:.1f} s"
+                  + (f"; [red]{len(errors)} not graded[/red] (rerun to retry)" if errors else "")
+                  + (f"; [red]{len(found.refused)} refused[/red] (colliding ids)" if found.refused else ""),
+                  highlight=False, soft_wrap=True)
     if result.warning:
         console.print(f"[bold red]{result.warning}[/bold red]", highlight=False)
     return result
@@ -534,11 +642,12 @@ def _run_pool(todo: list[Source], options: GradeOptions, console: Any, result: B
                         result.outcomes.append(outcome)
                         remaining -= 1
                         desc = {"graded": f"{outcome.student}: {outcome.score:g}/{outcome.max_score:g}",
+                                "empty": f"{outcome.student}: empty",
                                 "rejected": f"{outcome.student}: rejected", "error": f"{outcome.student}: ERROR"}
                         progress.update(task, advance=1, description=desc.get(outcome.status, outcome.student))
                         if outcome.status == "error":
-                            progress.console.print(f"[red]{outcome.student}: not graded: {outcome.message}[/red]",
-                                                   highlight=False)
+                            progress.console.print(f"[red]{outcome.student}: not graded: "
+                                                   f"{escape(printable(outcome.message))}[/red]", highlight=False)
                     elif kind == "died":
                         src = w["job"]
                         if src is None and not w["ready"]:

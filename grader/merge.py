@@ -3,7 +3,9 @@
 The CPU run (`grader grade`, no CUDA) grades everything and records the `gpu` tests as
 *pending*; the CUDA run (`grader grade --device cuda`) grades only those.  Merging fills each
 pending test with the CUDA run's result for the same test id and rebuilds results.json,
-instructor.json and grades.csv.  Runs of different kit versions, or of different submissions
+instructor.json and grades.csv, in the layout of `grader.results.Layout` (``students/<id>/``,
+``instructor/students/<id>/``).  A rejected or empty submission's GPU tests are pending in the CPU
+run like everyone's, and filled with the GPU run's "not graded" / "not attempted".  Runs of different kit versions, or of different submissions
 (their files' sha256 differ), are refused: nothing is written.  Tests still pending after the
 merge (no CUDA result) keep their points apart: a warning, or a failure with `fail_on_pending`.
 """
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader.results import INSTRUCTOR, RESULTS, build_results, grade_row, grades_csv, write_atomic, write_json
+from grader.results import Layout, build_results, printable, grade_row, grades_csv, write_atomic, write_json
 
 
 class MergeError(Exception):
@@ -35,13 +37,16 @@ def _load(folder: Path) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
     runs = {}
     if not folder.is_dir():
         raise MergeError(f"{folder} is not a results folder")
-    for student_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+    layout = Layout(folder)
+    if layout.is_old_layout():
+        raise MergeError(f"{folder} holds results of an older kit (DIR/<student>/results.json): grade again")
+    for student in layout.students():
         try:
-            results = json.loads((student_dir / RESULTS).read_text())
-            instructor = json.loads((student_dir / INSTRUCTOR).read_text())
+            results = json.loads(layout.results(student).read_text())
+            instructor = json.loads(layout.instructor(student).read_text())
         except (OSError, ValueError):
             continue
-        runs[student_dir.name] = (results, instructor)
+        runs[student] = (results, instructor)
     return runs
 
 
@@ -73,7 +78,7 @@ def merge_runs(cpu_dir: Path, gpu_dir: Path) -> tuple[dict[str, dict[str, Any]],
     merged_results: dict[str, dict[str, Any]] = {}
     merged_instructor: dict[str, dict[str, Any]] = {}
     for student, (results, instructor) in sorted(cpu.items()):
-        if "records" not in instructor:  # a rejected submission: nothing ran, nothing to merge
+        if "records" not in instructor:  # nothing ran and nothing is recorded: nothing to merge
             merged_results[student], merged_instructor[student] = results, instructor
             result.rows.append(grade_row(student, results))
             continue
@@ -92,8 +97,7 @@ def merge_runs(cpu_dir: Path, gpu_dir: Path) -> tuple[dict[str, dict[str, Any]],
         gpu_extra = gpu.get(student, ({}, {}))[0].get("extra_data", {})
         doc = build_results(records, student=student, kit_version=extra.get("kit_version", ""),
                             sandbox=dict(extra.get("sandbox", {})), submission=extra.get("submission", {}),
-                            execution_time=float(results.get("execution_time", 0))
-                            + float(gpu.get(student, ({}, {}))[0].get("execution_time", 0)))
+                            status=extra.get("status", "graded"), reason=extra.get("reason", ""))
         gpu_ran = gpu_extra.get("tests_ran", {}).get("cpu", "cuda run")
         for test in doc["tests"]:
             if test["extra_data"]["id"] in filled:
@@ -101,7 +105,10 @@ def merge_runs(cpu_dir: Path, gpu_dir: Path) -> tuple[dict[str, dict[str, Any]],
         doc["extra_data"]["tests_ran"] = {"cpu": extra.get("tests_ran", {}).get("cpu", ""),
                                           "cuda": sorted(filled), "pending_gpu": still}
         merged_results[student] = doc
-        merged_instructor[student] = {**instructor, "records": records, "merged_from": [str(cpu_dir), str(gpu_dir)]}
+        gpu_instructor = gpu.get(student, ({}, {}))[1]
+        merged_instructor[student] = {**instructor, "records": records, "merged_from": [str(cpu_dir), str(gpu_dir)],
+                                      **({"gpu_sandbox": gpu_instructor["sandbox"]} if "sandbox" in gpu_instructor
+                                         else {})}
         result.rows.append(grade_row(student, doc))
         result.records[student] = records
     return merged_results, merged_instructor, result
@@ -110,17 +117,20 @@ def merge_runs(cpu_dir: Path, gpu_dir: Path) -> tuple[dict[str, dict[str, Any]],
 def write_merged(out: Path, results: dict[str, dict[str, Any]], instructor: dict[str, dict[str, Any]],
                  merged: MergeResult) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    layout = Layout(out)
     for student in results:
-        write_json(out / student / INSTRUCTOR, instructor[student])
-        write_json(out / student / RESULTS, results[student])
-    write_atomic(out / "grades.csv", grades_csv(merged.rows))
+        write_json(layout.instructor(student), instructor[student])
+        write_json(layout.results(student), results[student])
+    write_atomic(layout.grades, grades_csv(merged.rows))
 
 
 def markdown_summary(merged: MergeResult) -> str:
     """The job-summary table (GitHub Actions renders `$GITHUB_STEP_SUMMARY` as markdown)."""
-    lines = ["## Autograder", "", "| student | score | max | pending |", "| --- | ---: | ---: | ---: |"]
+    lines = ["## Autograder", "", "| student | score (points) | max (points) | pending (points) |",
+             "| --- | ---: | ---: | ---: |"]
     for row in merged.rows:
-        lines.append(f"| {row['student']} | {row['score']} | {row['max_score']} | {row['pending']} |")
+        student = printable(row["student"]).replace("|", "\\|")
+        lines.append(f"| {student} | {row['score']} | {row['max_score']} | {row['pending']} |")
     if merged.pending:
         lines += ["", f"GPU tests still pending for {len(merged.pending)} submission(s): their points are not counted yet."]
     return "\n".join(lines) + "\n"

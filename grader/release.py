@@ -17,11 +17,45 @@ from grader import KIT_ROOT, MODULES
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
-#: What the student release contains, relative to the kit root (directories are copied whole).
+#: What the student release contains, relative to the kit root (directories are copied whole), plus
+#: every benchmark the handout names (`handout_benchmarks`).  Those take `--target` (default: the
+#: student's `assignment/`); the others (grade_throughput, optimizers_tolerances) need solutions/
+#: or the mutants: instructor-only.
 RELEASE_PATHS = ("grader", "tests/__init__.py", "tests/generators.py", "tests/probes", "tests/public", "handout.md",
-                 "pyproject.toml", "CHANGELOG.md", ".gitignore")
+                 "pyproject.toml", "CHANGELOG.md", "bench/flops_mfu.py", "bench/mixed_precision.py",
+                 "bench/data_get_batch.py")
+#: The student release's .gitignore: the environment, caches, and every folder the student README
+#: tells students to create (`grader grade ... --out results-cpu`, `grader merge ... --out results`).
+STUDENT_GITIGNORE = """\
+# Python environment and caches
+.venv/
+__pycache__/
+*.pyc
+*.egg-info/
+.pytest_cache/
+.hypothesis/
+# grading output (README: grader grade --out results-cpu / results-gpu, grader merge --out results)
+/results/
+/results-cpu/
+/results-gpu/
+/results-*/
+# grader check --json FILE
+/check*.json
+# nbgrader gradebook (grader merge --gradebook sqlite:///gradebook.db)
+*.db
+"""
 #: Never shipped, wherever it appears.
 EXCLUDED_NAMES = {"__pycache__", ".pytest_cache", ".hypothesis"}
+
+
+def handout_benchmarks() -> list[str]:
+    """Every `bench/<name>.py` the handout tells students to run: they ship with it (each takes
+    `--target`, whose default in the release is the student's `assignment/`)."""
+    import re
+
+    handout = KIT_ROOT / "handout.md"
+    text = handout.read_text() if handout.exists() else ""
+    return sorted(set(re.findall(r"bench/[A-Za-z0-9_]+\.py", text)))
 
 
 class MarkerError(Exception):
@@ -130,11 +164,12 @@ def build_release(out: Path) -> Path:
         raise FileExistsError(f"{out} exists and is not empty")
     out.mkdir(parents=True, exist_ok=True)
     write_assignment(out / "assignment")
-    for rel in RELEASE_PATHS:
+    for rel in (*RELEASE_PATHS, *handout_benchmarks()):
         src = KIT_ROOT / rel
         if src.exists():
             _copy(src, out / rel)
     shutil.copy2(KIT_ROOT / "docs" / "STUDENT_README.md", out / "README.md")
+    (out / ".gitignore").write_text(STUDENT_GITIGNORE)
     from grader.integrations.github import write_workflow
 
     write_workflow(out)  # the student repo autogrades each push (CPU job, GPU job, merge)
@@ -166,7 +201,7 @@ def solution_blocks(solutions: Path | None = None) -> list[tuple[str, str]]:
 def audit_release(out: Path) -> list[str]:
     """Anything in `out` that must not ship: instructor folders, markers, solution code."""
     problems = []
-    for forbidden in ("solutions", "tests/hidden", "tests/mutants", "tests/kit"):
+    for forbidden in ("solutions", "tests/hidden", "tests/mutants", "tests/variants", "tests/kit"):
         if (out / forbidden).exists():
             problems.append(f"{forbidden}/ is in the release")
     texts = {p: p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix in {".py", ".md", ".toml", ".txt", ".yml", ".yaml", ".json"}}

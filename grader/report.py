@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from grader.results import printable
 from grader.scoring import score, totals
 
 
@@ -16,20 +17,28 @@ def _pts(x: float) -> str:
 
 
 def render_check(records: list[dict[str, Any]], console: Console, *, title: str = "Your score") -> None:
+    """The per-module table (each column's unit in its header: points or tests), then one plain
+    line per test that did not pass."""
     table_data = score(records)
     table = Table(title=title)
-    for col in ("module", "earned", "possible", "passed", "failed", "not attempted", "pending (GPU)"):
+    for col in ("module", "earned (points)", "possible (points)", "pending GPU (points)", "passed (tests)",
+                "failed (tests)", "not attempted (tests)", "pending GPU (tests)"):
         table.add_column(col, justify="left" if col == "module" else "right")
     for s in table_data.values():
         c = s.counts
-        table.add_row(s.module, _pts(s.earned), _pts(s.possible), str(c["passed"]), str(c["failed"] + c["error"]),
-                      str(c["not_attempted"]), f"{c['pending']} ({_pts(s.pending)} pts)" if c["pending"] else "0")
+        table.add_row(s.module, _pts(s.earned), _pts(s.possible), _pts(s.pending), str(c["passed"]),
+                      str(c["failed"] + c["error"]), str(c["not_attempted"]), str(c["pending"]))
     earned, possible, pending = totals(table_data)
-    table.add_row("total", _pts(earned), _pts(possible), "", "", "", _pts(pending) + " pts" if pending else "", style="bold")
+    count = {k: sum(s.counts.get(k, 0) for s in table_data.values()) for k in ("passed", "failed", "error",
+                                                                               "not_attempted", "pending")}
+    table.add_row("total", _pts(earned), _pts(possible), _pts(pending), str(count["passed"]),
+                  str(count["failed"] + count["error"]), str(count["not_attempted"]), str(count["pending"]),
+                  style="bold")
     console.print(table)
     lines = [r for r in records if r["status"] != "passed"]
     for r in lines:
         mark = {"failed": "[red]✗[/red]", "error": "[red]✗[/red]", "not_attempted": "[yellow]·[/yellow]",
                 "pending": "[blue]…[/blue]"}.get(r["status"], "?")
         msg = r["message"].splitlines()[0] if r["message"] else r["status"]
-        console.print(f"{mark} {escape(r['module'])}: {escape(r['checked'])} — {escape(msg)}", markup=True, highlight=False, soft_wrap=True)
+        console.print(f"{mark} {escape(r['module'])}: {escape(r['checked'])} — {escape(printable(msg))}", markup=True,
+                      highlight=False, soft_wrap=True)

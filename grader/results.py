@@ -1,12 +1,35 @@
 """Grading output: a Gradescope `results.json` per submission, `grades.csv` and a summary table.
 
+The results folder of `grader grade --out DIR` (see `Layout`; student ids can never collide
+with the batch's own files, because every per-student file sits one level below a fixed name):
+
+    DIR/grades.csv                                  one row per submission (points; cells quoted
+                                                    against spreadsheet formulas)
+    DIR/students/<id>/results.json                  what the student sees (Gradescope format)
+    DIR/instructor/students/<id>/instructor.json    instructor-only: every test's full message
+                                                    (hidden ones included), sandbox statistics,
+                                                    settings, what was taken from the submission
+    DIR/instructor/students/<id>/sandbox.log        instructor-only: the submission's own output
+                                                    (capped; control characters escaped)
+    DIR/instructor/logs/worker-<n>.log              instructor-only: the trusted workers' pytest
+                                                    output, i.e. full tracebacks of every failed
+                                                    test of every student, hidden tests included
+
+`DIR/students/` can be handed to students as is; nothing under `DIR/instructor/` may be.
+
 results.json follows the Gradescope autograder specification
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/): top-level ``score``,
-``execution_time``, ``output``, ``visibility``, ``stdout_visibility``, ``extra_data`` and
-``tests``; each test has ``name``, ``number``, ``score``, ``max_score``, ``status``
-(``passed``/``failed``), ``output``, ``tags``, ``visibility`` and ``extra_data``.  We also
-write a top-level ``max_score`` (the assignment's total, pending GPU points included), which
-Gradescope ignores (it takes the total from the assignment's settings).
+``output``, ``visibility``, ``stdout_visibility``, ``extra_data`` and ``tests``; each test has
+``name``, ``number``, ``score``, ``max_score``, ``status`` (``passed``/``failed``), ``output``,
+``tags``, ``visibility`` and ``extra_data``.  We also write a top-level ``max_score`` (the
+assignment's total, pending GPU points included), which Gradescope ignores (it takes the
+total from the assignment's settings).
+
+What reaches results.json: test outcomes, the messages the trusted tests wrote, and what the
+grader itself decided (kit version, which sandbox launcher and isolation layers ran, with the
+launcher's fixed warning when it is the weak fallback, what was taken from the submission).  Nothing the sandboxed code can steer beyond its test outcomes: no output size,
+no restart/crash/timeout counts, no execution time (a submission could encode hidden-test
+inputs in any of them); those go to instructor.json.
 
 Visibility decisions:
 
@@ -14,15 +37,12 @@ Visibility decisions:
   expected vs got, or "not attempted", or the exception and the student's own frame);
 * hidden tests are ``after_published``: students see their name and score once grades are
   published, never their details (the output says only passed / failed / not attempted; the
-  full message is in the instructor-only ``instructor.json`` next to results.json);
+  full message is in the instructor-only instructor.json);
 * GPU tests not run on this machine are *pending*: score 0, max_score their points, no status,
   output "pending: ...", tag ``pending``; ``extra_data.pending_points`` sums them and
   ``extra_data.pending_tests`` lists them, so `grader merge` can fill them in later;
 * the submission's own stdout/stderr is never shown to students (``stdout_visibility``
-  hidden); it is kept, capped, in the instructor-only ``sandbox.log``;
-* the sandbox used (``extra_data.sandbox.launcher``: bubblewrap, or rlimits with the loud
-  warning in ``extra_data.sandbox.warning``) is recorded for instructors, not advertised in
-  the students' output.
+  hidden); it is kept, capped, in the instructor-only sandbox.log.
 """
 
 from __future__ import annotations
@@ -31,7 +51,9 @@ import csv
 import io
 import json
 import os
+import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +65,79 @@ HIDDEN_VISIBILITY = "after_published"
 RESULTS = "results.json"
 INSTRUCTOR = "instructor.json"
 SANDBOX_LOG = "sandbox.log"
+GRADES_CSV = "grades.csv"
+#: The only sandbox facts a student's results.json may carry: the grader's own choices.
+SANDBOX_PUBLIC_KEYS = ("launcher", "layers", "warning")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a batch's files live under the results folder `out` (see the module docstring)."""
+
+    out: Path
+
+    @property
+    def students_dir(self) -> Path:
+        return self.out / "students"
+
+    @property
+    def instructor_dir(self) -> Path:
+        return self.out / "instructor" / "students"
+
+    @property
+    def logs(self) -> Path:
+        return self.out / "instructor" / "logs"
+
+    @property
+    def grades(self) -> Path:
+        return self.out / GRADES_CSV
+
+    def results(self, student: str) -> Path:
+        return self.students_dir / student / RESULTS
+
+    def instructor(self, student: str) -> Path:
+        return self.instructor_dir / student / INSTRUCTOR
+
+    def sandbox_log(self, student: str) -> Path:
+        return self.instructor_dir / student / SANDBOX_LOG
+
+    def students(self) -> list[str]:
+        """The ids that have a folder under students/ (sorted)."""
+        if not self.students_dir.is_dir():
+            return []
+        return sorted(p.name for p in self.students_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    def is_old_layout(self) -> bool:
+        """A results folder written by a kit before this layout (DIR/<id>/results.json)."""
+        return not self.students_dir.is_dir() and any(self.out.glob(f"*/{RESULTS}"))
+
+
+def printable(text: str, *, newlines: bool = False) -> str:
+    """`text` with control and bidirectional-formatting characters escaped (``\\x1b``, ``\\u202e``).
+
+    For anything an instructor reads in a terminal or a spreadsheet that came from a submission
+    (names, messages, output): an escape sequence must not repaint the screen or hide text.
+    Newlines (and tabs) are kept with `newlines`.
+    """
+    out = []
+    for ch in text:
+        if newlines and ch in "\n\t":
+            out.append(ch)
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def spreadsheet_cell(value: object) -> str:
+    """A CSV cell that no spreadsheet evaluates: control characters escaped, and a leading
+    ``= + - @`` (or tab/CR) prefixed with ``'`` (OWASP's CSV-injection advice)."""
+    text = printable(str(value))
+    if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + text
+    return text
 
 
 def _pts(x: float) -> str:
@@ -85,10 +180,54 @@ def test_entry(record: dict[str, Any], number: str, ran: str) -> dict[str, Any]:
     return entry
 
 
+def summary_lines(table: dict[str, Any], *, status: str = "graded", reason: str = "",
+                  submission: dict[str, Any] | None = None) -> list[str]:
+    """The student's summary: the score, one row per module (each column's unit in its header),
+    then what was missing or not taken from the submission."""
+    submission = submission or {}
+    earned, possible, pending = totals(table)
+    lines = []
+    if status == "rejected":
+        lines.append(f"Your submission was rejected: {reason}")
+        lines.append("Nothing was run. Fix the submission and submit again.")
+    elif status == "empty":
+        held = submission.get("seen") or []
+        lines.append("Your submission is empty: it holds no module file (expected assignment/<module>.py)"
+                     + (f"; it holds: {', '.join(held)}" if held else "") + ". Nothing was run.")
+    lines.append(f"Score: {_pts(earned)} / {_pts(possible + pending)} points"
+                 + (f" ({_pts(pending)} points of GPU tests pending: graded on the GPU runner)" if pending else ""))
+    width = max([len(m) for m in table] + [6])
+    lines.append(f"  {'module':<{width}}  {'points':>9}  {'pending points':>14}  tests not attempted")
+    for m, sc in table.items():
+        c = sc.counts
+        n_tests = sum(v for k, v in c.items() if k != "pending")
+        lines.append(f"  {m:<{width}}  {_pts(sc.earned) + ' / ' + _pts(sc.possible + sc.pending):>9}  "
+                     f"{_pts(sc.pending):>14}  {c.get('not_attempted', 0)} of {n_tests}")
+    if status == "graded":
+        refused = {k.rsplit("/", 1)[-1].removesuffix(".py") for k in (submission.get("not_taken") or {})}
+        missing = [m for m in submission.get("missing") or [] if m not in refused]  # those are named below
+        if "files" in submission and not submission["files"]:
+            lines.append("No module file was taken from the submission (expected assignment/<module>.py): "
+                         "everything is graded as not attempted.")
+        elif missing:
+            lines.append(f"Missing files (graded as not attempted): {', '.join(m + '.py' for m in missing)}")
+    helpers = submission.get("helpers") or {}
+    if helpers:
+        lines.append("Helper modules taken: " + ", ".join(f"{h}.py" for h in sorted(helpers)))
+    for key, why in sorted((submission.get("not_taken") or {}).items()):
+        lines.append(f"Not taken: {key}: {why}")
+    for note in submission.get("notes") or []:
+        lines.append(f"Note: {note}")
+    return lines
+
+
 def build_results(records: list[dict[str, Any]], *, student: str, kit_version: str, sandbox: dict[str, Any],
-                  submission: dict[str, Any], execution_time: float, status: str = "graded",
-                  reason: str = "") -> dict[str, Any]:
-    """The Gradescope results document for one submission."""
+                  submission: dict[str, Any], status: str = "graded", reason: str = "") -> dict[str, Any]:
+    """The Gradescope results document for one submission.
+
+    `sandbox` may be the backend's whole statistics: only `SANDBOX_PUBLIC_KEYS` (the grader's
+    own choices) are kept; the rest belongs in instructor.json.
+    """
     launcher = sandbox.get("launcher", "")
     ran = f"cpu: trusted pytest, probes in the sandbox ({launcher})" if launcher else "not run"
     order = {m: i for i, m in enumerate(MODULES)}
@@ -101,36 +240,13 @@ def build_results(records: list[dict[str, Any]], *, student: str, kit_version: s
     table = score(records)
     earned, possible, pending = totals(table)
     pending_tests = [r["id"] for r in records if r["status"] == "pending"]
-    lines = []
-    if status == "rejected":
-        lines.append(f"Your submission was rejected: {reason}")
-        lines.append("Nothing was run. Fix the submission and submit again.")
-    else:
-        lines.append(f"Score: {_pts(earned)} / {_pts(possible + pending)}"
-                     + (f" ({_pts(pending)} points of GPU tests pending, graded on the GPU runner)" if pending else ""))
-        for m, s in table.items():
-            c = s.counts
-            extra = []
-            if c.get("not_attempted"):
-                extra.append(f"{c['not_attempted']} not attempted")
-            if c.get("pending"):
-                extra.append(f"{c['pending']} pending")
-            lines.append(f"  {m}: {_pts(s.earned)} / {_pts(s.possible + s.pending)}"
-                         + (f" ({', '.join(extra)})" if extra else ""))
-        missing = submission.get("missing") or []
-        if "files" in submission and not submission["files"]:
-            lines.append("No module files were found in the submission (expected assignment/<module>.py): "
-                         "everything is graded as not attempted.")
-        elif missing:
-            lines.append(f"Missing files (graded as not attempted): {', '.join(m + '.py' for m in missing)}")
-    for note in submission.get("notes") or []:
-        lines.append(f"Note: {note}")
-    sandbox_summary = {k: sandbox.get(k) for k in ("launcher", "warning", "starts", "calls", "timeouts", "crashes",
-                                                   "garbage", "output_bytes") if k in sandbox}
+    lines = summary_lines(table, status=status, reason=reason, submission=submission)
+    public_sandbox = {k: sandbox[k] for k in SANDBOX_PUBLIC_KEYS if k in sandbox}
+    public_submission = {k: submission[k] for k in ("source", "kind", "sha256", "graded_with", "files", "helpers",
+                                                    "missing", "not_taken", "layout", "notes") if k in submission}
     return {
         "score": earned,
         "max_score": possible + pending,
-        "execution_time": round(execution_time, 1),
         "output": "\n".join(lines),
         "visibility": "visible",
         "stdout_visibility": "hidden",
@@ -140,14 +256,14 @@ def build_results(records: list[dict[str, Any]], *, student: str, kit_version: s
             "status": status,
             "reason": reason,
             "kit_version": kit_version,
-            "sandbox": sandbox_summary,
+            "sandbox": public_sandbox,
             "tests_ran": {"cpu": ran, "pending_gpu": pending_tests},
             "pending_points": pending,
             "pending_tests": pending_tests,
             "possible_points": possible,
             "modules": {m: {"earned": s.earned, "possible": s.possible, "pending": s.pending}
                         for m, s in table.items()},
-            "submission": submission,
+            "submission": public_submission,
         },
     }
 
@@ -241,31 +357,38 @@ def load_results(path: Path) -> dict[str, Any] | None:
 # -- the batch: grades.csv and the summary table ------------------------------------------------
 
 CSV_FIELDS = ("student", "score", "max_score", "pending", *MODULES, "status")
+#: Every numeric column of grades.csv is in points.
+STATUS_WORDS = {"graded": "graded", "rejected": "rejected", "empty": "empty"}
 
 
 def grade_row(student: str, doc: dict[str, Any] | None, error: str = "") -> dict[str, Any]:
+    """One grades.csv row: points per column; `status` says graded / empty / rejected: why / error: why."""
     if doc is None:
         return {"student": student, "score": "", "max_score": "", "pending": "",
-                **dict.fromkeys(MODULES, ""), "status": f"error: {error or 'not graded'}"}
+                **dict.fromkeys(MODULES, ""), "status": error if error.startswith("refused") else
+                f"error: {error or 'not graded'}"}
     extra = doc.get("extra_data", {})
     modules = extra.get("modules", {})
     status = extra.get("status", "graded")
+    word = {"graded": "graded", "empty": "empty: no module file in the submission"}.get(
+        status, f"rejected: {extra.get('reason', '')}")
     return {
         "student": student,
         "score": _pts(float(doc["score"])),
         "max_score": _pts(float(doc.get("max_score", 0))),
         "pending": _pts(float(extra.get("pending_points", 0))),
         **{m: _pts(float(modules[m]["earned"])) if m in modules else "" for m in MODULES},
-        "status": "graded" if status == "graded" else f"rejected: {extra.get('reason', '')}",
+        "status": word,
     }
 
 
 def grades_csv(rows: Iterable[dict[str, Any]]) -> str:
+    """grades.csv: one row per submission; cells that a spreadsheet would evaluate are quoted."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: row.get(k, "") for k in CSV_FIELDS})
+        writer.writerow({k: spreadsheet_cell(row.get(k, "")) for k in CSV_FIELDS})
     return buf.getvalue()
 
 
@@ -274,11 +397,11 @@ def render_summary(rows: list[dict[str, Any]], console: Any, *, title: str = "Gr
     from rich.table import Table
 
     table = Table(title=title)
-    for col in ("student", "score", "max", "pending", "status"):
+    for col in ("student", "score (points)", "max (points)", "pending (points)", "status"):
         table.add_column(col, justify="left" if col in ("student", "status") else "right")
     for row in rows:
         status = row["status"]
-        style = "" if status == "graded" else ("yellow" if status.startswith("rejected") else "red")
-        table.add_row(escape(row["student"]), row["score"], row["max_score"], row["pending"], escape(status[:80]),
-                      style=style)
+        style = "" if status == "graded" else ("yellow" if status.startswith(("rejected", "empty")) else "red")
+        table.add_row(escape(printable(row["student"])), row["score"], row["max_score"], row["pending"],
+                      escape(printable(status)[:100]), style=style)
     console.print(table)

@@ -58,16 +58,20 @@ def write_gradebook(db_url: str, students: Mapping[str, Iterable[Mapping[str, An
 
 
 def records_from_results(folder) -> dict[str, list[dict[str, Any]]]:
-    """student -> test records, from the instructor.json files of a results folder (graded ones only)."""
+    """student -> test records, from the instructor.json files of a results folder (see
+    `grader.results.Layout`); rejected and empty submissions are included (their tests earn 0)."""
     import json
     from pathlib import Path
 
+    from grader.results import Layout
+
+    layout = Layout(Path(folder))
     out = {}
-    for path in sorted(Path(folder).glob("*/instructor.json")):
+    for student in layout.students():
         try:
-            doc = json.loads(path.read_text())
+            doc = json.loads(layout.instructor(student).read_text())
         except (OSError, ValueError):
             continue
         if "records" in doc:
-            out[path.parent.name] = doc["records"]
+            out[student] = doc["records"]
     return out

@@ -44,8 +44,9 @@ PY="${KIT_PYTHON:-$ROOT/venv/bin/python}"
 OUT="$(mktemp -d)"
 mkdir -p "$ROOT/results"
 cd "$ROOT/source/kit"
+# results: $OUT/students/<id>/results.json (what the student sees); $OUT/instructor/ stays here
 "$PY" -m grader.cli grade "$ROOT/submission" --out "$OUT" -j 1 --no-progress ${KIT_GRADE_ARGS:-}
-doc="$(ls "$OUT"/*/results.json 2>/dev/null | head -n 1)"
+doc="$(ls "$OUT"/students/*/results.json 2>/dev/null | head -n 1)"
 if [ -n "$doc" ]; then
   cp "$doc" "$ROOT/results/results.json"
 else

@@ -231,6 +231,17 @@ def huge_reply(ctx: Ctx) -> Path:
     return folder(ctx, "huge_reply", redefine(solution_text(), "import torch\nreturn torch.zeros(32_000_000)"))
 
 
+def decoder_stall(ctx: Ctx) -> Path:
+    """A reply of a few KB that describes 2**40 list items (shared sub-lists): the trusted side must
+    refuse it at once (bounded decoding), not walk it."""
+    return folder(ctx, "decoder_stall", redefine(solution_text(), """
+        a = [0]
+        for _ in range(40):
+            a = [a, a]
+        return a
+        """))
+
+
 def disk_fill(ctx: Ctx) -> Path:
     code = """
     import tempfile as _tf
@@ -637,6 +648,7 @@ CASES: list[Case] = [
          message="segmentation fault"),
     Case("segfault_at_import", segfault_at_import, ZERO, "segfault via ctypes at import"),
     Case("huge_reply", huge_reply, Twin("twin_raises"), "a reply over the size cap"),
+    Case("decoder_stall", decoder_stall, Twin("twin_raises"), "a small reply that expands to 2**40 items"),
     Case("disk_fill", disk_fill, FULL, "tries to fill the disk"),
     Case("kill_everything", kill_everything, FULL, "kill(-1), kill(parent), kill(1)"),
     Case("monkeypatch_checks", monkeypatch_checks, Twin("twin_wrong"),

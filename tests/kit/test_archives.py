@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from grader import MODULES, archives
-from grader.archives import RejectedSubmission, Source, classify, discover, fingerprint, stage, student_id
+from grader.archives import (RejectedSubmission, Source, classify, discover, fingerprint, source_bytes, stage,
+                             student_id)
 
 
 def _zip(path: Path, members: dict[str, str | bytes]) -> Path:
@@ -57,23 +58,59 @@ def test_too_deep_or_unknown_files_are_not_taken(tmp_path: Path) -> None:
                                   "assignment/sitecustomize.py": "X\n", "assignment/helpers.py": "X\n",
                                   "__MACOSX/assignment/memory.py": "X\n"})
     staged = _stage(tmp_path, z)
-    assert staged.files == {}
+    assert staged.files == {} and staged.helpers == {} and staged.empty  # helpers alone choose no root
     assert os.listdir(staged.folder) == []
-    assert any("no module files" in n for n in staged.notes)
 
 
-def test_only_module_files_are_copied_from_a_release_folder(tmp_path: Path) -> None:
+def test_helpers_next_to_the_module_files_are_taken_reserved_names_are_not(tmp_path: Path) -> None:
     sub = tmp_path / "bob"
     (sub / "assignment").mkdir(parents=True)
     (sub / "tests").mkdir()
-    for name in ("memory.py", "views.py", "conftest.py", "extra.py", "__init__.py"):
+    for name in ("memory.py", "views.py", "conftest.py", "extra.py", "__init__.py", "my-notes.py",
+                 "sitecustomize.py", "evil.pth"):
         (sub / "assignment" / name).write_text(f"# {name}\n")
     (sub / "conftest.py").write_text("raise SystemExit\n")
     (sub / "pytest.ini").write_text("[pytest]\n")
     (sub / "tests" / "conftest.py").write_text("raise SystemExit\n")
     staged = _stage(tmp_path, sub)
-    assert sorted(os.listdir(staged.folder)) == ["memory.py", "views.py"]
+    assert sorted(os.listdir(staged.folder)) == ["extra.py", "memory.py", "views.py"]
+    assert set(staged.helpers) == {"extra"} and set(staged.files) == {"memory", "views"}
+    assert set(staged.not_taken) == {"assignment/conftest.py", "assignment/my-notes.py", "assignment/sitecustomize.py"}
+    assert "reserved" in staged.not_taken["assignment/conftest.py"]
     assert oct(os.stat(staged.folder / "memory.py").st_mode & 0o777) == "0o644"
+
+
+def test_helper_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(archives, "MAX_HELPERS", 3)
+    members = {"assignment/memory.py": "X = 1\n", **{f"assignment/h{i}.py": "Y = 1\n" for i in range(5)}}
+    staged = _stage(tmp_path, _zip(tmp_path / "s.zip", members))
+    assert len(staged.helpers) == 3 and sum("more than 3 helper" in w for w in staged.not_taken.values()) == 2
+
+
+@pytest.mark.parametrize("data, taken, words", [
+    (b"# -*- coding: latin-1 -*-\nX = '\xe9'\n", False, "latin-1"),
+    (b"#!/usr/bin/env python\n# vim: set fileencoding=utf-16 :\nX = 1\n", False, "utf-16"),
+    (b"# coding: rot13\nK = 1\n", False, "rot13"),
+    (b"# coding=made-up\nX = 1\n", False, "made-up"),
+    (b"X = '\xff'\n", False, "not valid UTF-8"),
+    (b"# -*- coding: utf-8 -*-\nX = '\xc3\xa9'\n", True, ""),
+    (b"# coding: UTF8\nX = 1\n", True, ""),
+    (b"\xef\xbb\xbfX = 1\n", True, ""),
+])
+def test_source_encoding_is_utf8_only(tmp_path: Path, data: bytes, taken: bool, words: str) -> None:
+    import ast
+
+    staged = _stage(tmp_path, _zip(tmp_path / "s.zip", {"assignment/memory.py": data, "assignment/views.py": "V = 1\n"}))
+    assert ("memory" in staged.files) is taken
+    assert "views" in staged.files  # the other files are still taken
+    if taken:  # what the import runs is what ast.parse (the static checks) reads
+        staged_bytes = (staged.folder / "memory.py").read_bytes()
+        assert staged_bytes == data.removeprefix(b"\xef\xbb\xbf")
+        ast.parse(staged_bytes.decode("utf-8"))
+    else:
+        assert words in staged.not_taken["assignment/memory.py"], staged.not_taken
+        assert not (staged.folder / "memory.py").exists()
+    assert (source_bytes(data)[0] is not None) is taken
 
 
 def test_dotdot_and_absolute_members_are_ignored_and_never_written(tmp_path: Path) -> None:
@@ -86,7 +123,8 @@ def test_dotdot_and_absolute_members_are_ignored_and_never_written(tmp_path: Pat
     assert staged.files.keys() == {"memory"}
     assert (staged.folder / "memory.py").read_text() == "OK = 1\n"
     assert os.listdir(outside) == []
-    assert sum("unsafe path" in n for n in staged.notes) >= 3
+    assert [n for n in staged.notes if "unsafe path" in n] == ["ignored 4 archive entries with an unsafe path "
+                                                               "(absolute, or climbing out with ..)"]
     t = _targz(tmp_path / "t.tar.gz", {"assignment/memory.py": "OK = 2\n", "../outside/evil.py": "X",
                                        "/etc/memory.py": "X"})
     staged = stage(Source("t", t), tmp_path / "staged2")
@@ -105,7 +143,12 @@ def test_symlinks_are_never_followed(tmp_path: Path) -> None:
     os.link(secret, d / "views.py")  # a hard link to a file elsewhere on this machine
     staged = stage(Source("d", d), tmp_path / "s1")
     assert staged.files == {}
-    assert any("hard link" in n for n in staged.notes)
+    assert "hard link" in staged.not_taken["views.py"] and "symlink" in staged.not_taken["memory.py"]
+    assert not staged.empty  # refused files are named in the results, not reported as an empty submission
+    (d / "views.py").unlink()
+    (d / "memory.py").unlink()
+    staged = stage(Source("d", d), tmp_path / "s1b")
+    assert staged.not_taken == {"assignment/": "a symlink to a folder (never followed; only regular files are taken)"}
     # tar: symlink and hardlink members
     t = tmp_path / "t.tar.gz"
     with tarfile.open(t, "w:gz") as tf:
@@ -116,7 +159,7 @@ def test_symlinks_are_never_followed(tmp_path: Path) -> None:
             tf.addfile(info)
     staged = stage(Source("t", t), tmp_path / "s2")
     assert staged.files == {}
-    assert any("symlink" in n for n in staged.notes) and any("hardlink" in n for n in staged.notes)
+    assert "symlink" in staged.not_taken["assignment/memory.py"] and "hardlink" in staged.not_taken["assignment/views.py"]
     # zip: a member whose mode says symlink
     z = tmp_path / "z.zip"
     with zipfile.ZipFile(z, "w") as zf:
@@ -167,11 +210,6 @@ def test_corrupt_archives_are_rejected_plainly(tmp_path: Path, content: bytes) -
             stage(Source("c", path), tmp_path / f"s-{name}")
 
 
-def test_non_utf8_module_is_rejected(tmp_path: Path) -> None:
-    with pytest.raises(RejectedSubmission, match="UTF-8"):
-        _stage(tmp_path, _zip(tmp_path / "b.zip", {"memory.py": b"\xff\xfe\x00bad"}))
-
-
 def test_discovery_student_ids_and_classification(tmp_path: Path) -> None:
     subs = tmp_path / "subs"
     subs.mkdir()
@@ -179,14 +217,15 @@ def test_discovery_student_ids_and_classification(tmp_path: Path) -> None:
     _targz(subs / "bob.tar.gz", {"memory.py": "X\n"})
     (subs / "carol" / "assignment").mkdir(parents=True)
     (subs / "carol" / "assignment" / "memory.py").write_text("X\n")
-    (subs / "dave").mkdir()  # an empty submission is still a submission
+    (subs / "dave").mkdir()  # an empty submission is still a submission (reported as empty when graded)
     (subs / "notes.txt").write_text("not a submission")
     (subs / ".hidden").mkdir()
     assert classify(subs) == "folder"
     assert classify(subs / "carol") == "submission"
-    sources, problems = discover([subs])
-    assert [s.student for s in sources] == ["alice", "bob", "carol", "dave"]
-    assert problems == []
+    found = discover([subs])
+    assert [s.student for s in found.sources] == ["alice", "bob", "carol", "dave"]
+    assert not found.errors and not found.refused
+    assert len(found.warnings) == 1 and "notes.txt" in found.warnings[0]
     # a folder of sub-folders that hold module files is a folder of submissions (one each)
     (tmp_path / "eve" / "release" / "assignment").mkdir(parents=True)
     (tmp_path / "eve" / "release" / "assignment" / "memory.py").write_text("X\n")
@@ -196,14 +235,37 @@ def test_discovery_student_ids_and_classification(tmp_path: Path) -> None:
     (tmp_path / "frank" / "work" / "memory.py").write_text("X\n")
     (tmp_path / "frank" / "work" / "sub").mkdir()
     assert classify(tmp_path / "frank" / "work") == "submission"
-    # duplicate ids: the second is reported and skipped
+    # a command-line path that does not exist is an error, not an empty batch
+    found = discover([subs, tmp_path / "missing.zip", tmp_path / "missing"])
+    assert len(found.errors) == 2 and all("no such file" in e for e in found.errors)
+
+
+def test_colliding_ids_are_refused_both_listed(tmp_path: Path) -> None:
+    subs = tmp_path / "subs"
+    (subs / "carol" / "assignment").mkdir(parents=True)
+    (subs / "carol" / "assignment" / "memory.py").write_text("X\n")
     _zip(tmp_path / "carol.zip", {"memory.py": "X\n"})
-    sources, problems = discover([subs, tmp_path / "carol.zip"])
-    assert [s.student for s in sources].count("carol") == 1
-    assert any("already taken" in p for p in problems)
-    assert student_id(Path("we ird/../name (1).tar.gz")) == "name_1"
-    _, problems = discover([tmp_path / "missing.zip"])
-    assert problems
+    _zip(subs / "Dave.zip", {"memory.py": "X\n"})
+    _zip(subs / "dave.zip", {"memory.py": "X\n"})
+    _zip(subs / "erin.zip", {"memory.py": "X\n"})
+    found = discover([subs, tmp_path / "carol.zip"])
+    assert [s.student for s in found.sources] == ["erin"]
+    refused = sorted((src.student, str(src.path)) for src, _ in found.refused)
+    assert refused == sorted([("carol", str(subs / "carol")), ("carol", str(tmp_path / "carol.zip")),
+                              ("Dave", str(subs / "Dave.zip")), ("dave", str(subs / "dave.zip"))])
+    assert all("neither is graded" in why for _, why in found.refused)
+
+
+def test_student_ids_are_injective_and_safe() -> None:
+    names = ["alice", "_alice", "alice_", "al ice", "al_ice", "al\nice", "grades.csv", "=HYPERLINK(1)", "+1", "-x",
+             "@x", "..", ".alice", "we ird/../name (1).tar.gz", "é", "e", "a" * 150, "a" * 151]
+    ids = [student_id(Path(n)) for n in names]
+    assert len(set(ids)) == len(ids), ids
+    assert student_id(Path("alice.zip")) == student_id(Path("alice.tar.gz")) == "alice"
+    assert student_id(Path("grades.csv")) == "grades.csv"  # safe: results live under students/, see grader.results
+    for i in ids:
+        assert i[0].isalnum() and "/" not in i and "\n" not in i and len(i) <= 100, i
+    assert student_id(Path("_alice")).startswith("alice~")
 
 
 def test_a_huge_folder_is_discovered_then_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -214,8 +276,9 @@ def test_a_huge_folder_is_discovered_then_rejected(tmp_path: Path, monkeypatch: 
     (subs / "bob").mkdir()
     for i in range(80):
         (subs / "bob" / f"f{i}.txt").write_text("x")
-    sources, problems = discover([subs])
-    assert [s.student for s in sources] == ["alice", "bob"] and problems == []
+    found = discover([subs])
+    sources = found.sources
+    assert [s.student for s in sources] == ["alice", "bob"] and not found.errors and not found.refused
     assert fingerprint(sources[1]) == fingerprint(sources[1])
     with pytest.raises(RejectedSubmission, match="more than 50 entries"):
         stage(sources[1], tmp_path / "staged")
@@ -230,3 +293,13 @@ def test_fingerprint_is_stable_and_content_based(tmp_path: Path) -> None:
     assert fingerprint(Source("s", sub)) == first
     (sub / "assignment" / "memory.py").write_text("X = 2\n")
     assert fingerprint(Source("s", sub)) != first
+
+
+def test_fingerprint_covers_helpers(tmp_path: Path) -> None:
+    sub = tmp_path / "s"
+    (sub / "assignment").mkdir(parents=True)
+    (sub / "assignment" / "memory.py").write_text("from . import utils\n")
+    (sub / "assignment" / "utils.py").write_text("X = 1\n")
+    first = fingerprint(Source("s", sub))
+    (sub / "assignment" / "utils.py").write_text("X = 2\n")
+    assert fingerprint(Source("s", sub)) != first  # a changed helper is graded again on resume

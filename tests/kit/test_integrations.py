@@ -14,7 +14,7 @@ import pytest
 from grader.integrations.github import WORKFLOW
 from grader.integrations.gradebook import write_gradebook
 from grader.merge import MergeError, merge_runs, write_merged
-from grader.results import INSTRUCTOR, RESULTS, build_results, validate_results, write_json
+from grader.results import Layout, build_results, validate_results, write_json
 
 SHA = {"alice": "a" * 64, "bob": "b" * 64}
 
@@ -35,10 +35,10 @@ def _write_run(folder: Path, student: str, records: list[dict], *, version: str 
     records = [r for r in records if r["gpu"]] if only_gpu else records
     submission = {"sha256": sha or SHA[student], "files": {}}
     doc = build_results(records, student=student, kit_version=version, sandbox={"launcher": "bubblewrap"},
-                        submission=submission, execution_time=1.0)
-    write_json(folder / student / RESULTS, doc)
-    write_json(folder / student / INSTRUCTOR, {"student": student, "kit_version": version, "records": records,
-                                              "submission": submission})
+                        submission=submission)
+    write_json(Layout(folder).results(student), doc)
+    write_json(Layout(folder).instructor(student), {"student": student, "kit_version": version, "records": records,
+                                                    "submission": submission})
 
 
 @pytest.fixture
@@ -60,6 +60,7 @@ def test_merge_fills_pending_gpu_tests(runs, tmp_path):
     mfu = [t for t in results["alice"]["tests"] if t["extra_data"]["gpu"]][0]
     assert mfu["status"] == "passed" and mfu["extra_data"]["ran"].startswith("cuda")
     write_merged(tmp_path / "final", results, instructor, merged)
+    assert Layout(tmp_path / "final").students() == ["alice", "bob"]
     rows = list(csv.DictReader((tmp_path / "final" / "grades.csv").open()))
     assert [(r["student"], r["score"], r["pending"]) for r in rows] == [("alice", "9", "0"), ("bob", "3", "0")]
 
@@ -69,6 +70,22 @@ def test_merge_without_gpu_run_keeps_tests_pending(runs, tmp_path):
     assert results["alice"]["score"] == 5 and results["alice"]["extra_data"]["pending_points"] == 4
     assert merged.pending == {"alice": ["tests/public/test_flops.py::test_mfu"],
                               "bob": ["tests/public/test_flops.py::test_mfu"]}
+
+
+def test_merge_of_a_rejected_submission_fills_its_gpu_tests_as_not_graded(tmp_path):
+    cpu, gpu = tmp_path / "cpu", tmp_path / "gpu"
+    rejected = [dict(r, status="pending" if r["gpu"] else "failed") for r in _records("pending")]
+    for folder, records in ((cpu, rejected), (gpu, [dict(r, status="failed") for r in _records("x") if r["gpu"]])):
+        doc = build_results(records, student="alice", kit_version="0.1.0", sandbox={},
+                            submission={"sha256": SHA["alice"]}, status="rejected", reason="corrupt archive")
+        write_json(Layout(folder).results("alice"), doc)
+        write_json(Layout(folder).instructor("alice"), {"student": "alice", "records": records, "status": "rejected"})
+    assert Layout(cpu).students() == ["alice"]
+    results, _, merged = merge_runs(cpu, gpu)
+    doc = results["alice"]
+    assert doc["extra_data"]["status"] == "rejected" and doc["score"] == 0 and doc["max_score"] == 9
+    assert doc["extra_data"]["pending_points"] == 0 and merged.pending == {}
+    assert merged.rows[0]["status"] == "rejected: corrupt archive"
 
 
 def test_merge_refuses_other_kit_version_or_other_submission(runs):

@@ -58,7 +58,7 @@ def test_student_workflow_commands_run_in_a_release(tmp_path):
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert "still pending" in merged.stdout  # no GPU run here: GPU tests stay pending, never scored
     row = list(csv.DictReader((release / "results" / "grades.csv").open()))[0]
-    doc = json.loads((release / "results" / "assignment" / "results.json").read_text())
+    doc = json.loads((release / "results" / "students" / "assignment" / "results.json").read_text())
     views_points = doc["extra_data"]["modules"]["views"]["possible"]
     assert float(row["views"]) == views_points > 0 and float(row["score"]) == views_points
     assert float(row["pending"]) > 0 and "| assignment |" in summary.read_text()

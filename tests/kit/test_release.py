@@ -87,3 +87,50 @@ def test_plain_pytest_in_release_targets_assignment(release):
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "tests/public/test_memory.py"], cwd=release,
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1 and "NotAttempted" in proc.stdout, proc.stdout[-2000:]
+
+
+def _run_in_release(release: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(release), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, *args], cwd=release, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_release_ships_the_benchmarks_the_handout_names_and_they_run_there(release):
+    import re
+
+    named = set(re.findall(r"bench/\w+\.py", (release / "handout.md").read_text()))
+    assert named and all((release / b).is_file() for b in named), named
+    filled = release.parent / "filled-bench"
+    if not filled.exists():
+        shutil.copytree(KIT_ROOT / "solutions", filled)
+    runs = {
+        "bench/data_get_batch.py": ["--tokens", "200000", "--batch", "4", "--context", "32", "--repeats", "2",
+                                    "--device", "cpu"],
+        "bench/mixed_precision.py": ["--device", "cpu", "--width", "32", "--layers", "1", "--batch", "16",
+                                     "--steps", "1"],
+        "bench/flops_mfu.py": ["--sizes", "64", "--trials", "1"],
+    }
+    for bench in sorted(named):
+        proc = _run_in_release(release, bench, "--target", str(filled), *runs.get(bench, []))
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (bench, proc.stdout[-1500:], proc.stderr[-1500:])
+
+
+def test_release_gitignore_covers_the_folders_the_student_readme_creates(release):
+    import re
+
+    readme = (release / "README.md").read_text()
+    folders = set(re.findall(r"--out\s+([\w.-]+)", readme))
+    assert {"results-cpu", "results"} <= folders, folders
+    subprocess.run(["git", "init", "-q"], cwd=release, check=True)
+    for folder in folders | {"results-gpu", ".venv"}:
+        proc = subprocess.run(["git", "check-ignore", "-q", f"{folder}/x"], cwd=release)
+        assert proc.returncode == 0, f"{folder}/ is not ignored by the release's .gitignore"
+    assert subprocess.run(["git", "check-ignore", "-q", "assignment/memory.py"], cwd=release).returncode == 1
+
+
+@pytest.mark.parametrize("args", [["stubs"], ["release", "--check"], ["validate", "--module", "memory"],
+                                  ["gradescope", "bundle.zip"], ["check", "--hidden", "--module", "memory"]])
+def test_instructor_only_commands_say_so_in_the_release(release, args):
+    proc = _run_in_release(release, "-m", "grader.cli", *args, timeout=120)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "needs the instructor repository" in text and "Traceback" not in text, text[-2000:]
