@@ -384,7 +384,9 @@ def forged_replies(ctx: Ctx) -> Path:
 # -- escaping the sandbox -------------------------------------------------------------------
 
 def writes_outside(ctx: Ctx) -> Path:
-    targets = [marker(ctx, "written"), str(ctx.out / "writes_outside" / "results.json"), str(ctx.out / "grades.csv"),
+    targets = [marker(ctx, "written"), str(ctx.out / "students" / "writes_outside" / "results.json"),
+               str(ctx.out / "instructor" / "students" / "writes_outside" / "instructor.json"),
+               str(ctx.out / "writes_outside" / "results.json"), str(ctx.out / "grades.csv"),
                str(ctx.kit_root / "tests" / "public" / "test_pwned.py"), str(ctx.kit_root / "grader" / "pwned.py"),
                "/kit/grader/expect.py", "/submission/memory.py",
                str(ctx.root / "honest_stub" / "assignment" / "memory.py"),

@@ -15,8 +15,9 @@ rule (`check_rules`) is a gate at the end of each optimizer's test, never points
 
 Tolerances (|student − torch| per parameter, at each snapshot; parameters are O(0.1–1)),
 measured on these runs and the hidden ones with each case's own seed and seeds 1–3
-(``python bench/optimizers_tolerances.py`` prints the whole table, as deviation and as a
-multiple of the tolerance):
+(in the instructor repository, ``python bench/optimizers_tolerances.py`` prints the whole
+table, as deviation and as a multiple of the tolerance; it needs the reference solutions, so it
+does not ship to students):
 
 * SGD, AdaGrad, RMSProp: ATOL_EXACT = 1e-4 at every snapshot.  A correct implementation differs
   from torch.optim by float32 rounding only (out-of-place arithmetic: at most 5.4e-7, 200×
