@@ -474,6 +474,6 @@ def test_check_check_sandbox_and_grade_agree_test_by_test(tmp_path: Path) -> Non
                 differences.append(f"{name}: check {' '.join(flags)} {sorted(set(checked.items()) ^ set(graded.items()))}")
     assert not differences, "\n".join(differences)
     outcomes = {name: {r["status"] for r in json.loads(Layout(out).instructor(name).read_text())["records"]}
-                for name in subs}
+                - {"pending"} for name in subs}  # (the GPU tests are pending here, whatever the code)
     assert outcomes["helper"] == {"passed"} and outcomes["missing"] == {"not_attempted"}
     assert outcomes["syntax"] == {"failed"} and outcomes["cookie"] == {"not_attempted"}
