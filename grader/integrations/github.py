@@ -39,7 +39,7 @@ jobs:
         with:
           python-version: "3.11"
       - name: Install bubblewrap (the sandbox)
-        run: sudo apt-get update && sudo apt-get install -y bubblewrap
+        run: sudo apt-get update && sudo apt-get install -y bubblewrap libseccomp2
       - name: Install the kit
         run: |
           python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu

@@ -28,7 +28,7 @@ SETUP_SH = """\
 set -euo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 apt-get update
-apt-get install -y python3 python3-venv python3-pip bubblewrap
+apt-get install -y python3 python3-venv python3-pip bubblewrap libseccomp2
 python3 -m venv "$ROOT/venv"
 "$ROOT/venv/bin/pip" install torch==2.13.0 --index-url "${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
 "$ROOT/venv/bin/pip" install "$ROOT/source/kit"
@@ -44,6 +44,9 @@ PY="${KIT_PYTHON:-$ROOT/venv/bin/python}"
 OUT="$(mktemp -d)"
 mkdir -p "$ROOT/results"
 cd "$ROOT/source/kit"
+# which isolation layers this container allows (Gradescope's Docker refuses namespaces: landlock),
+# printed into the instructor-visible log only
+"$PY" -m grader.cli doctor >&2 || true
 # results: $OUT/students/<id>/results.json (what the student sees); $OUT/instructor/ stays here
 "$PY" -m grader.cli grade "$ROOT/submission" --out "$OUT" -j 1 --no-progress ${KIT_GRADE_ARGS:-}
 doc="$(ls "$OUT"/students/*/results.json 2>/dev/null | head -n 1)"
