@@ -19,6 +19,7 @@ award them.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -303,22 +304,36 @@ def _breaches(node: ast.AST, file: str, modules: frozenset[str] = frozenset()) -
     return found
 
 
+@dataclass(frozen=True)
+class _FileInfo:
+    tree: ast.Module
+    defs: list
+    global_breaches: list[str]
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(name: str, text: bytes | str) -> _FileInfo:
+    """One file's tree, its defs and its global breaches, keyed by its bytes: a suite asks for
+    dozens of scopes over the same few files (the trees are shared, never modified)."""
+    try:
+        tree = ast.parse(text, filename=f"{name}.py")
+    except SyntaxError as exc:
+        raise SyntaxError(f"{name}.py does not parse: {exc}") from None
+    return _FileInfo(tree, _all_defs(tree), global_breaches(tree, f"{name}.py"))
+
+
 def build_scope(sources: dict[str, bytes | str], module: str, qualname: str) -> Scope:
     """The program a rule about `module.qualname` covers, given every source file of the submission
     (`{"views": b"...", "utils": b"..."}`).  Raises SyntaxError (with the file name) if one does not parse,
     LookupError if `qualname` is not defined."""
-    trees: dict[str, ast.Module] = {}
-    for name, text in sources.items():
-        try:
-            trees[name] = ast.parse(text, filename=f"{name}.py")
-        except SyntaxError as exc:
-            raise SyntaxError(f"{name}.py does not parse: {exc}") from None
+    parsed = {name: _parse(name, text) for name, text in sources.items()}
+    trees = {name: info.tree for name, info in parsed.items()}
     if module not in trees:
         raise LookupError(f"{module}.py is missing")
     target = find_definition(trees[module], qualname)
     if target is None:
         raise LookupError(f"{module}.py defines no {qualname}")
-    defs = {name: _all_defs(tree) for name, tree in trees.items()}
+    defs = {name: info.defs for name, info in parsed.items()}
     scope = Scope(module, qualname)
     seen: set[int] = set()
     todo: list[tuple[str, ast.AST]] = []
@@ -361,8 +376,8 @@ def build_scope(sources: dict[str, bytes | str], module: str, qualname: str) -> 
                 for d in defs[other]:
                     if d.name in referenced and id(d) not in seen:
                         add(other, d)
-    for name, tree in trees.items():
-        scope.breaches.extend(global_breaches(tree, f"{name}.py"))
+    for info in parsed.values():
+        scope.breaches.extend(info.global_breaches)
     scope.files = sorted(f"{f}.py" for f in files)
     scope.breaches = sorted(set(scope.breaches))
     return scope
