@@ -67,23 +67,19 @@ def serve_fresh(folder: str, name: str, kwargs: dict[str, Any], timeout: float =
     with the student's message, so they travel back as data like any other.
     """
     import os
-    import subprocess
-    import sys
     import tempfile
-    from pathlib import Path
 
-    from grader.protocol import decode, encode
+    from grader import fresh
+    from grader.protocol import decode
 
     with tempfile.TemporaryDirectory() as tmp:
         request, reply = os.path.join(tmp, "request.pt"), os.path.join(tmp, "reply.pt")
-        with open(request, "wb") as f:
-            f.write(encode({"folder": folder, "name": name, "kwargs": kwargs}))
-        # the child must find `grader` and `tests.probes` exactly where this process found them
-        roots = {str(Path(importlib.import_module(m).__file__).resolve().parents[depth])
-                 for m, depth in (("grader", 1), (PROBE_PACKAGE, 2))}
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([*roots, os.environ.get("PYTHONPATH", "")]))
-        subprocess.run([sys.executable, "-m", "grader.serve", request, reply], timeout=timeout, check=False,
-                       stdin=subprocess.DEVNULL, env=env)
+        template = fresh.current()
+        if template is not None:  # forked from a process that imported torch but no submission
+            if template.run(folder, name, kwargs, reply, timeout) is None:
+                raise TimeoutError(f"the fresh process running {name} timed out after {timeout:g} s")
+        else:
+            _run_interpreter(folder, name, kwargs, request, reply, timeout)
         if not os.path.exists(reply):
             raise RuntimeError(f"the fresh process running {name} died without replying")
         with open(reply, "rb") as f:
@@ -93,6 +89,26 @@ def serve_fresh(folder: str, name: str, kwargs: dict[str, Any], timeout: float =
         exc = NotImplementedError if err["not_implemented"] else RuntimeError
         raise exc(f"in a fresh process: {err['type']}: {err['message']}")
     return result["ok"]
+
+
+def _run_interpreter(folder: str, name: str, kwargs: dict[str, Any], request: str, reply: str,
+                     timeout: float) -> None:
+    """The same fresh run in a new interpreter (`python -m grader.serve`): where no template runs."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from grader.protocol import encode
+
+    with open(request, "wb") as f:
+        f.write(encode({"folder": folder, "name": name, "kwargs": kwargs}))
+    # the child must find `grader` and `tests.probes` exactly where this process found them
+    roots = {str(Path(importlib.import_module(m).__file__).resolve().parents[depth])
+             for m, depth in (("grader", 1), (PROBE_PACKAGE, 2))}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*roots, os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, "-m", "grader.serve", request, reply], timeout=timeout, check=False,
+                   stdin=subprocess.DEVNULL, env=env)
 
 
 def _main(argv: list[str]) -> int:

@@ -17,8 +17,9 @@ Start-up, all trusted code, single-threaded, before any student code runs:
    outlives it), join a fresh session keyring, set no_new_privs and a parent-death signal;
 3. restrict itself with Landlock (landlock launcher) and install the seccomp filter (landlock
    and rlimits launchers; bubblewrap installed it already);
-4. import torch (one thread), `grader.tripwire.install()` and the probe modules, then send
-   ``{"ready": ..., "layers": ...}``.
+4. import torch (one thread), `grader.tripwire.install()` and the probe modules, fork the
+   fresh-process template (`grader.fresh`: the "resume in a new process" checks fork it instead
+   of starting an interpreter), then send ``{"ready": ..., "layers": ...}``.
 
 Protocol (`grader.sandbox.channel`): requests ``{"op": "import", "module": m, "seq": n}``,
 ``{"op": "call", "name": probe, "kwargs": {...}, "seq": n}``, ``{"op": "bye"}``.  Replies:
@@ -225,12 +226,25 @@ def _cap_reply(reply: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
-def _has_children() -> bool:
+def _has_children(template: int | None = None) -> bool:
+    """Did the student's code leave a process behind?  (The fresh-process template, a trusted
+    child started before any student code, does not count.)"""
     try:
         pid, _ = os.waitpid(-1, os.WNOHANG)
     except ChildProcessError:
         return False
-    return True  # a live child (pid 0) or one that just ended (reaped now)
+    if pid not in (0, template):
+        return True  # one that just ended (reaped now)
+    if template is None:
+        return True  # a live child
+    try:  # the live children, by /proc/self/task/*/children
+        live: set[int] = set()
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children") as f:
+                live.update(int(c) for c in f.read().split())
+    except (OSError, ValueError):
+        return True  # cannot tell: restart the sandbox to be safe
+    return bool(live - {template})
 
 
 def serve_forever(channel: Any, folder: str, limits: dict[str, int], layers: dict[str, Any]) -> int:
@@ -242,6 +256,12 @@ def serve_forever(channel: Any, folder: str, limits: dict[str, int], layers: dic
 
     impl = Implementation(Path(folder))
     me = os.getpid()
+    from grader import fresh
+
+    # fresh-process checks fork this template (grader/fresh.py): it exists before any student code
+    started = fresh.start()
+    template = started.pid if started is not None else None
+    layers["fresh_template"] = template is not None
     channel.send({"ready": True, "pid": me, "uid": os.getuid(), "layers": layers})
     while True:
         try:
@@ -276,7 +296,7 @@ def serve_forever(channel: Any, folder: str, limits: dict[str, int], layers: dic
             except Exception:  # noqa: BLE001 - the student may have closed or replaced it
                 pass
         # processes the student's code left running: the grader restarts the sandbox after this call
-        children = _has_children()
+        children = _has_children(template)
         try:
             channel.send({"seq": seq, "reply": reply, "children": children})
         except Exception as exc:  # noqa: BLE001 - e.g. torch.save refusing an odd value

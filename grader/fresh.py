@@ -1,0 +1,202 @@
+"""Fresh processes without a fresh interpreter: a template forked before any student code runs.
+
+Some checks need a *fresh* process (the checkpointing suite resumes training "in a new
+process", so nothing the student kept in memory can help).  Starting a new interpreter costs
+seconds (torch's import alone is most of it).  Instead, a process that has imported torch, the
+tripwire and the probes, and has *not yet imported any submission module*, forks a template
+(`start()`).  Each `run()` asks the template to fork once more: the grandchild imports the
+submission's modules itself, runs one probe, writes its reply to a file and exits.  What the
+grandchild sees is what a new interpreter would see -- torch imported, the generators in their
+default state, no submission module loaded -- minus the start-up time.
+
+Where it runs:
+* the sandbox worker (`grader.worker`) starts the template after its trusted imports and before
+  its first "import" request, so the grandchildren carry every sandbox layer (they are forked
+  from a locked-down process: uid, seccomp, Landlock, rlimits, namespaces) and are killed with
+  the sandbox;
+* the in-process backend (pytest, `grader check`) starts it in `pytest_configure`, before any
+  test imports the implementation.
+
+`grader.serve.serve_fresh` uses the template when this process has one and otherwise starts a
+new interpreter (`python -m grader.serve`), so both ways are always available.  The template
+is not for student code to talk to: it only runs named probes (`grader.serve.find_probe`) on
+JSON keyword arguments, and a submission that reaches it can only ask for another fresh run
+of its own code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import struct
+import time
+from typing import Any
+
+_TEMPLATE: "Template | None" = None
+_MAX_MESSAGE = 1 << 20
+
+
+def _send(fd: int, obj: Any) -> None:
+    data = json.dumps(obj).encode()
+    os.write(fd, struct.pack("<I", len(data)) + data)
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("no answer from the fresh-process template")
+        chunk = os.read(fd, n - len(buf))
+        if not chunk:
+            raise EOFError("the fresh-process template is gone")
+        buf += chunk
+    return buf
+
+
+def _recv(fd: int, deadline: float | None = None) -> Any:
+    (size,) = struct.unpack("<I", _read_exact(fd, 4, deadline))
+    if size > _MAX_MESSAGE:
+        raise EOFError("an oversized message from the fresh-process template")
+    return json.loads(_read_exact(fd, size, deadline))
+
+
+class Template:
+    """The parent's handle on the template process (a child of this process)."""
+
+    def __init__(self, pid: int, req_w: int, rep_r: int):
+        self.pid, self.req_w, self.rep_r = pid, req_w, rep_r
+        self.owner = os.getpid()
+
+    def alive(self) -> bool:
+        try:
+            return os.waitpid(self.pid, os.WNOHANG) == (0, 0)
+        except ChildProcessError:
+            return False
+
+    def run(self, folder: str, name: str, kwargs: dict[str, Any], reply_path: str, timeout: float) -> int | None:
+        """Run probe `name` in a fresh grandchild; its reply is written to `reply_path`.  Returns the
+        grandchild's exit status (negative: killed by that signal; None: it timed out and was killed)."""
+        deadline = time.monotonic() + timeout
+        _send(self.req_w, {"folder": folder, "name": name, "kwargs": kwargs, "reply": reply_path})
+        started = _recv(self.rep_r, deadline)
+        pid = int(started["pid"])
+        try:
+            return int(_recv(self.rep_r, deadline)["rc"])
+        except TimeoutError:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            _recv(self.rep_r, time.monotonic() + 10)  # the template reaps it and says so
+            return None
+
+    def close(self) -> None:
+        for fd in (self.req_w, self.rep_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            os.waitpid(self.pid, 0)  # it exits at the end of its request pipe
+        except ChildProcessError:
+            pass
+
+
+def start() -> Template | None:
+    """Fork the template now; None (no template) once a submission module is imported here.
+    Call it where this process runs no other threads of its own."""
+    global _TEMPLATE
+    import sys
+
+    if any(m.startswith("_kit_target_") and "." in m for m in sys.modules):  # grader.target's names
+        return None  # too late: a submission module is loaded here (fresh runs start interpreters)
+    if _TEMPLATE is not None and _TEMPLATE.owner == os.getpid() and _TEMPLATE.alive():
+        return _TEMPLATE
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the template
+        code = 1
+        try:
+            os.close(req_w)
+            os.close(rep_r)
+            code = _template_loop(req_r, rep_w)
+        finally:
+            os._exit(code)
+    os.close(req_r)
+    os.close(rep_w)
+    _TEMPLATE = Template(pid, req_w, rep_r)
+    return _TEMPLATE
+
+
+def current() -> Template | None:
+    """This process's template, if it started one (a forked copy of this process has none)."""
+    if _TEMPLATE is None or _TEMPLATE.owner != os.getpid():
+        return None
+    return _TEMPLATE
+
+
+def stop() -> None:
+    global _TEMPLATE
+    if _TEMPLATE is not None and _TEMPLATE.owner == os.getpid():
+        _TEMPLATE.close()
+    _TEMPLATE = None
+
+
+def _template_loop(req_r: int, rep_w: int) -> int:
+    """Serve fork requests until the request pipe closes.  Never imports a submission."""
+    global _TEMPLATE
+    _TEMPLATE = None
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop (pipe closed)
+    _preload()
+    while True:
+        try:
+            request = _recv(req_r)
+        except (EOFError, ValueError, struct.error):
+            return 0
+        pid = os.fork()
+        if pid == 0:  # the fresh process
+            code = 1
+            try:
+                os.close(req_r)
+                os.close(rep_w)
+                code = _run_probe(request)
+            finally:
+                os._exit(code)
+        _send(rep_w, {"pid": pid})
+        _, status = os.waitpid(pid, 0)
+        _send(rep_w, {"rc": os.waitstatus_to_exitcode(status)})
+
+
+def _preload() -> None:
+    """The trusted imports every fresh run needs (the tripwire, the probes and what they import),
+    done once here and not in every grandchild: as the sandbox worker does before student code."""
+    import importlib
+
+    from grader import MODULES, tripwire
+
+    tripwire.install()
+    for module in MODULES:
+        try:
+            importlib.import_module(f"tests.probes.{module}")
+        except Exception:  # noqa: BLE001 - a broken probe module fails its own calls
+            pass
+
+
+def _run_probe(request: dict[str, Any]) -> int:
+    from pathlib import Path
+
+    from grader import tripwire
+    from grader.protocol import encode
+    from grader.serve import serve
+    from grader.target import Implementation
+
+    tripwire.install()  # before the implementation is imported (idempotent), as `python -m grader.serve` does
+    reply = serve(Implementation(Path(request["folder"])), str(request["name"]), dict(request["kwargs"]))
+    with open(request["reply"], "wb") as f:
+        f.write(encode(reply))
+    return 0
