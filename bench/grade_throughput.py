@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import shutil
 import statistics
@@ -109,6 +110,17 @@ def main() -> int:
                 list(pool.map(one, part))
             return time.perf_counter() - t0
 
+        def shares(tag: str) -> list[tuple[float, float, float]]:
+            """(sandbox start-up, probe calls, the rest: the trusted tests' own work) per submission,
+            from each submission's instructor.json (seconds measured by the grading worker)."""
+            rows = []
+            for info in sorted((work / f"out-{tag}" / "instructor" / "students").glob("*/instructor.json")):
+                data = json.loads(info.read_text())
+                box = data.get("sandbox") or {}
+                start, calls = sum(box.get("startup_seconds", [])), float(box.get("call_seconds", 0.0))
+                rows.append((start, calls, max(0.0, float(data.get("seconds", 0.0)) - start - calls)))
+            return rows
+
         t_grade = graded(half[0], "a")
         t_naive = naive(half[0]) + naive(half[1])
         t_grade += graded(half[1], "b")
@@ -118,6 +130,13 @@ def main() -> int:
               f"{t_naive / args.n:.2f} s per submission")
 
         per_grade, per_naive = t_grade / args.n, t_naive / args.n
+        parts = shares("a") + shares("b")
+        if parts:
+            total = sum(sum(p) for p in parts) or 1.0
+            start, calls, trusted = (sum(p[i] for p in parts) for i in range(3))
+            print(f"where a worker's time goes (summed over submissions): sandbox start-up {start / total:.0%}, "
+                  f"probe calls (student code and probes) {calls / total:.0%}, trusted tests and the rest "
+                  f"{trusted / total:.0%}; {total / len(parts):.2f} s of worker time per submission")
         print()
         print(f"{'':42s}{'s/submission':>14s}{'vs naive':>10s}{'vs torch import':>17s}")
         for name, value in (("grader grade (sandboxed)", per_grade), ("naive pytest per submission", per_naive),

@@ -85,6 +85,7 @@ class SandboxBackend:
         self.stats["output_bytes"] = self.output.total
         self.stats["output"] = text
         self.stats["seconds"] = round(time.monotonic() - self.started_at, 3)
+        self.stats["call_seconds"] = round(self.call_seconds, 3)  # imports and probe calls, start-ups excluded
         if self.settings.log_path:
             _write_log(Path(self.settings.log_path), self)
         record_finished(dict(self.stats))

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from grader.expect import assert_equal, assert_type
-from tests.probes._checkpointing_train import uninterrupted
-from tests.public.test_checkpointing import _assert_draws, _assert_params, _assert_resumed, _assert_state
+from tests.public.test_checkpointing import _assert_draws, _assert_params, _assert_resumed, _assert_state, uninterrupted
 
 CASES = [  # seed, total steps, saved after, optimizer, how the checkpoint is passed
     (21, 10, 4, "sgd", "pathlib"),

@@ -1,0 +1,83 @@
+"""Expected values computed once per trusted worker, reused for every submission.
+
+A graded test's expected value is usually torch's own run on the test's fixed inputs
+(torch.optim's trajectory, a reference training loop, torch's FLOP counter).  `grader grade`
+runs the tests for submission after submission in one trusted worker process, so recomputing
+those runs for every submission is waste.  `@reference` memoizes such a function:
+
+* its arguments must be plain data (numbers, strings, None, lists/tuples/dicts of them): the key
+  is their JSON text, so nothing a submission produced (a tensor, an object) can be part of it,
+  and a cached value cannot depend on a submission -- only on the test's own constants;
+* every call returns a deep copy (tensors cloned), so a test that alters what it got cannot
+  change what the next submission is compared with;
+* with ``KIT_CHECK_REFERENCE=1`` every call is also recomputed and compared with the cached
+  value (bit for bit): the kit's self-test runs a suite twice that way, which proves the
+  functions deterministic, i.e. that caching them changes no verdict.
+
+The cache is trusted data in the trusted process: it never crosses into a sandbox, and it
+holds nothing of any submission (so no state of one submission survives into the next).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import torch
+
+F = TypeVar("F", bound=Callable[..., Any])
+_MAX_ENTRIES = 256
+
+
+def _plain(value: Any) -> bool:
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    if type(value) in (list, tuple):
+        return all(_plain(v) for v in value)
+    if type(value) is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    return False
+
+
+def _key(args: tuple, kwargs: dict) -> str:
+    if not (_plain(args) and _plain(kwargs)):
+        raise TypeError("@reference functions take plain data only (numbers, strings, lists, dicts): "
+                        "their value must not depend on anything a submission produced")
+    return repr((args, sorted(kwargs.items())))  # exact for plain data: floats round-trip, (…) ≠ […]
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, torch.Tensor):
+        return a.dtype == b.dtype and a.shape == b.shape and bool(torch.equal(a.nan_to_num(), b.nan_to_num())) \
+            and bool(torch.equal(a.isnan(), b.isnan()))
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b or (a != a and b != b)  # NaN equals NaN here
+
+
+def reference(fn: F) -> F:
+    """Memoize a trusted expected-value function (see the module docstring)."""
+    cache: dict[str, Any] = {}
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        key = _key(args, kwargs)
+        if key not in cache:
+            if len(cache) >= _MAX_ENTRIES:
+                cache.pop(next(iter(cache)))
+            cache[key] = fn(*args, **kwargs)
+        elif os.environ.get("KIT_CHECK_REFERENCE") == "1":
+            again = fn(*args, **kwargs)
+            if not _same(again, cache[key]):
+                raise AssertionError(f"{fn.__qualname__}{args} is not deterministic: it cannot be cached")
+        return copy.deepcopy(cache[key])
+
+    wrapper.cache = cache  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
