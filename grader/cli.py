@@ -74,6 +74,9 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         return 2
     modules = tuple(args.module) if args.module else MODULES
     kind = "public and hidden" if args.hidden else "public"
+    if args.html and (abspath(args.html).is_dir() or not abspath(args.html).parent.is_dir()):
+        console.print(f"[red]--html {escape(args.html)}: not a file in an existing folder[/red]", highlight=False)
+        return 2
     if args.sandbox:
         return _check_sandboxed(args, source, modules, console)
     with tempfile.TemporaryDirectory(prefix="kit-check-") as tmp:
@@ -94,7 +97,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         return 2
     if not run.meta.get("cuda"):
         console.print("No CUDA here: GPU tests are listed as pending (graded on the GPU runner).")
-    return _report(args, run.records, console)
+    return _report(args, run.records, console, student=source.student)
 
 
 def _staging_lines(staged, modules: tuple[str, ...]) -> list[str]:
@@ -110,10 +113,18 @@ def _staging_lines(staged, modules: tuple[str, ...]) -> list[str]:
     return lines
 
 
-def _report(args: argparse.Namespace, records: list[dict], console: Console) -> int:
+def _report(args: argparse.Namespace, records: list[dict], console: Console, *, student: str = "",
+            results: dict | None = None) -> int:
     from grader.report import render_check
 
     render_check(records, console)
+    if args.html:  # the feedback page, from the results.json `grader grade` wrote (or would write)
+        from grader.reports.feedback import write_feedback
+        from grader.results import build_results
+
+        write_feedback(results or build_results(records, student=student, kit_version=kit_version(), sandbox={},
+                                                submission={}), abspath(args.html))
+        console.print(f"feedback page written to {escape(args.html)}", highlight=False)
     if args.json:
         import json
 
@@ -156,13 +167,14 @@ def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...],
             console.print(f"[red]not graded: {outcome.message if outcome else 'no result'}[/red]", highlight=False)
             return 2
         doc = json.loads(path.read_text())
-        summary = json.loads(layout.results(source.student).read_text())["output"]
+        results = json.loads(layout.results(source.student).read_text())
+        summary = results["output"]
     for line in summary.splitlines():
         if line.startswith(("Your submission", "Helper modules", "Not taken", "Missing files", "No module", "Note")):
             console.print(line, highlight=False, markup=False)
     if any(r["status"] == "pending" for r in doc["records"]):
         console.print("GPU tests are listed as pending (graded on the GPU runner).")
-    return _report(args, doc["records"], console)
+    return _report(args, doc["records"], console, student=source.student, results=results)
 
 
 def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
@@ -225,7 +237,14 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
     result), 1 some could not be graded or were refused (colliding ids), 2 nothing was done
     (a path that does not exist, no submissions, the grader could not start)."""
     from grader.grade import GradeError, GradeOptions, grade
+    from grader.late import LateInputError, policy_from_args
 
+    try:  # the late policy's inputs are read now: bad ones stop everything before grading (exit 2)
+        late = policy_from_args(args.deadline, args.late_penalty, args.late_cap, args.grace,
+                                *(abspath(f) if f else None for f in (args.extensions, args.submitted_at)))
+    except LateInputError as exc:
+        console.print(f"[red]grader grade: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
+        return 2
     if args.require:
         from grader.doctor import require
 
@@ -239,7 +258,12 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
                            launcher=args.sandbox, call_timeout=args.call_timeout, import_timeout=args.import_timeout,
                            memory_mb=args.memory_mb, progress=not args.no_progress, device=args.device)
     try:
-        result = grade([abspath(p) for p in args.submissions], options, console)
+        if args.shard or args.roster:  # one machine's share of the class (grader/cluster/)
+            from grader.cluster.commands import grade_sharded
+
+            result = grade_sharded(args, [abspath(p) for p in args.submissions], options, console, late)
+        else:
+            result = grade([abspath(p) for p in args.submissions], options, console, late=late)
     except GradeError as exc:
         from grader.results import printable
 
@@ -251,9 +275,9 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
 
 
 def _to_gradebook(db_url: str, folder: Path, console: Console, *, fail_on_pending: bool) -> int:
-    from grader.integrations.gradebook import records_from_results, write_gradebook
+    from grader.integrations.gradebook import late_from_results, records_from_results, write_gradebook
 
-    counts = write_gradebook(db_url, records_from_results(folder))
+    counts = write_gradebook(db_url, records_from_results(folder), late=late_from_results(folder))
     console.print(f"gradebook {db_url}: {counts['students']} students, {counts['cells']} grade cells")
     if counts["pending"]:
         console.print(f"[yellow]warning: {counts['pending']} GPU test grades are still pending (counted as 0 by "
@@ -275,6 +299,9 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     out = abspath(args.out)
     write_merged(out, results, instructor, merged)
     render_summary(merged.rows, console, title=f"Merged grades ({merged.filled} GPU test results filled in)")
+    from grader.reports.feedback import write_and_report
+
+    write_and_report(out, list(results), console)  # the students' pages of the merged results
     if args.markdown:
         with open(abspath(args.markdown), "a", encoding="utf-8") as f:
             f.write(markdown_summary(merged))
@@ -312,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sandbox-launcher", choices=("auto", "bubblewrap", "landlock", "rlimits"), default="auto",
                    help=argparse.SUPPRESS)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--html", metavar="FILE", help="also write the feedback page (what passed and failed, with pictures)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("stubs", help="regenerate assignment/ from solutions/")
@@ -346,12 +374,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="cpu: GPU tests recorded as pending; cuda: run only the GPU tests (on the CUDA runner)")
     p.add_argument("--gradebook", metavar="DB_URL", help="also write the grades to an nbgrader gradebook (sqlite:///gradebook.db)")
+    _add_late_args(p)
     p.set_defaults(func=cmd_grade)
     _add_integration_parsers(sub)
+    from grader.cluster.commands import add_parsers as _add_cluster_parsers  # grade --shard, combine, slurm, actions
+
+    _add_cluster_parsers(sub)
     p = sub.add_parser("doctor", help="which sandbox layers work on this machine, and how to fix the missing ones")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_doctor)
     return parser
+
+
+def _add_late_args(p: argparse.ArgumentParser) -> None:
+    """`grader grade`'s late policy (grader.late; README "Late policy")."""
+    g = p.add_argument_group("late policy (README: Late policy)")
+    g.add_argument("--deadline", metavar="ISO8601", help="the deadline, with a zone: 2026-12-01T23:59:00+01:00 or ...Z")
+    g.add_argument("--late-penalty", metavar="RATE", help="share of the points earned taken per started day or hour "
+                   "after deadline + grace: 10%%/day, 2%%/hour")
+    g.add_argument("--late-cap", metavar="PERCENT", help="the most a penalty takes (default 100%%)")
+    g.add_argument("--grace", metavar="DURATION", help="time after the deadline still on time: 15m, 1h (default 0)")
+    g.add_argument("--extensions", metavar="CSV", help="columns student,extension: a new deadline (ISO 8601 with a "
+                   "zone) or a duration added to the deadline (2d, 36h)")
+    g.add_argument("--submitted-at", metavar="CSV", help="columns student,submitted_at (ISO 8601 with a zone), as "
+                   "LMS exports give; git submissions without a row use their last commit touching assignment/")
 
 
 def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
@@ -381,6 +427,13 @@ def _add_integration_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("out", help="the zip to write, e.g. autograder.zip")
     p.set_defaults(func=cmd_gradescope)
 
+    p = sub.add_parser("classroom-payload", help="one student's results as GitHub Classroom's reporter payload")
+    p.add_argument("results", help="a results folder written by `grader merge` (or `grader grade`)")
+    p.add_argument("--student", help="the student to report (default: the folder's only one)")
+    p.add_argument("--github-output", metavar="FILE", help="append result=PAYLOAD to this file ($GITHUB_OUTPUT); "
+                   "else print the payload")
+    p.set_defaults(func=cmd_classroom_payload)
+
     p = sub.add_parser("report", help="one self-contained HTML page on a graded class (instructor-only)")
     p.add_argument("results", help="a results folder written by `grader grade` (or `grader merge`)")
     p.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
@@ -401,6 +454,30 @@ def _add_integration_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="the CSV to import into Canvas")
     p.add_argument("--map", metavar="IDS.csv", help="columns student,canvas: kit student id -> Canvas login/SIS id")
     p.set_defaults(func=cmd_export)
+
+
+def cmd_classroom_payload(args: argparse.Namespace, console: Console) -> int:
+    """The base64 payload `classroom-resources/autograding-grading-reporter` decodes (see its module)."""
+    from grader.integrations.classroom import PayloadError, student_payload, write_github_output
+
+    try:
+        student, payload, encoded = student_payload(abspath(args.results), args.student)
+    except PayloadError as exc:
+        console.print(f"[red]grader classroom-payload: {escape(str(exc))}[/red]", highlight=False)
+        return 2
+    score = sum(t["score"] for t in payload["tests"])
+    if args.github_output:
+        try:
+            write_github_output(abspath(args.github_output), encoded)
+        except OSError as exc:
+            console.print(f"[red]grader classroom-payload: cannot write {escape(args.github_output)}: "
+                          f"{escape(exc.strerror or str(exc))}[/red]", highlight=False)
+            return 2
+        console.print(f"Classroom payload for {escape(student)}: {score:g} / {payload['max_score']:g} points, "
+                      f"{len(payload['tests'])} tests, status {payload['status']}", highlight=False)
+    else:
+        print(encoded)
+    return 0
 
 
 def cmd_similarity(args: argparse.Namespace, console: Console) -> int:

@@ -44,13 +44,13 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rich.markup import escape
 
 from grader import KIT_ROOT, MODULES, kit_version
-from grader.archives import RejectedSubmission, Source, discover, fingerprint, stage
-from grader.results import (Layout, build_results, grade_row, grades_csv, load_results, printable, render_summary,
+from grader.archives import Discovery, RejectedSubmission, Source, discover, fingerprint, stage
+from grader.results import (Layout, batch_rows, build_results, grades_csv, load_results, printable, render_summary,
                             write_atomic, write_json)
 
 
@@ -504,7 +504,8 @@ class _Pool:
             self.kill(w)
 
 
-def grade(paths: list[Path], options: GradeOptions, console: Any = None) -> BatchResult:
+def grade(paths: list[Path], options: GradeOptions, console: Any = None,
+          select: Callable[[Discovery], Discovery] | None = None, late: Any = None) -> BatchResult:
     """Grade a batch; returns what happened to each submission (results are on disk).
 
     Raises UsageError, before writing anything, when a path does not exist or is not a
@@ -532,6 +533,8 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None) -> Batc
         raise UsageError("nothing graded, nothing written:\n  " + "\n  ".join(printable(e) for e in found.errors))
     if not found.sources and not found.refused:
         raise UsageError("no submissions found in " + ", ".join(printable(str(p)) for p in paths))
+    if select is not None:  # `--shard K/N` (grader.cluster.shard): this machine's share of the class
+        found = select(found)
     out.mkdir(parents=True, exist_ok=True)
     clean_stale_temp()
     result.problems = found.warnings + [f"{src.path}: {why}" for src, why in found.refused]
@@ -561,17 +564,19 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None) -> Batc
         console.print("public tests only: the hidden tests are not in this copy of the kit", highlight=False)
     if todo:
         _run_pool(todo, options, console, result)
+    from grader.late import apply_policy  # `late` (a grader.late.LatePolicy, or None) sets the final scores
+
+    apply_policy(late, sources, layout, console)
     # grades.csv and the summary cover every submission of this batch, refused ones included
-    outcome_of = {o.student: o for o in result.outcomes if o.status != "refused"}
-    rows = []
-    for src in sources:
-        doc = load_results(layout.results(src.student))
-        o = outcome_of.get(src.student)
-        rows.append(grade_row(src.student, doc, o.message if o and o.status == "error" else ""))
-    rows += [grade_row(src.student, None, f"refused: {why}") for src, why in found.refused]
-    result.rows = sorted(rows, key=lambda r: r["student"])
+    errors = {o.student: o.message for o in result.outcomes if o.status == "error"}
+    result.rows = batch_rows(layout, [src.student for src in sources], errors,
+                             [(src.student, why) for src, why in found.refused])
     write_atomic(layout.grades, grades_csv(result.rows))
     render_summary(result.rows, console)
+    from grader.reports.feedback import write_and_report  # the final results.json, new or changed ones
+
+    result.problems += write_and_report(out, [src.student for src in sources], console, only_stale=True,
+                                        jobs=options.jobs)
     result.seconds = time.monotonic() - t0
     errors = [o for o in result.outcomes if o.status == "error"]
     console.print(f"wrote {layout.grades} ({len(result.rows)} rows) and {layout.students_dir}/<student>/results.json "

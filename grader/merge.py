@@ -8,6 +8,8 @@ instructor.json and grades.csv, in the layout of `grader.results.Layout` (``stud
 run like everyone's, and filled with the GPU run's "not graded" / "not attempted".  Runs of different kit versions, or of different submissions
 (their files' sha256 differ), are refused: nothing is written.  Tests still pending after the
 merge (no CUDA result) keep their points apart: a warning, or a failure with `fail_on_pending`.
+A late penalty of the CPU run (`grader.late`: ``extra_data.late``) carries over: its percentage
+is applied again to the merged raw score (the GPU run's own late data, if any, is not used).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader.late import apply as late_apply
 from grader.results import Layout, build_results, printable, grade_row, grades_csv, write_atomic, write_json
 
 
@@ -104,6 +107,11 @@ def merge_runs(cpu_dir: Path, gpu_dir: Path) -> tuple[dict[str, dict[str, Any]],
                 test["extra_data"]["ran"] = f"cuda: {gpu_ran.removeprefix('cpu: ')}"
         doc["extra_data"]["tests_ran"] = {"cpu": extra.get("tests_ran", {}).get("cpu", ""),
                                           "cuda": sorted(filled), "pending_gpu": still}
+        if extra.get("late"):  # the CPU run's late decision, its percentage applied to the merged raw score
+            try:
+                late_apply(doc, extra["late"])
+            except ValueError as exc:
+                raise MergeError(f"{student}: {cpu_dir}: {exc}") from None
         merged_results[student] = doc
         gpu_instructor = gpu.get(student, ({}, {}))[1]
         merged_instructor[student] = {**instructor, "records": records, "merged_from": [str(cpu_dir), str(gpu_dir)],

@@ -9,7 +9,8 @@ Loaded for every run via `addopts = "-p grader.pytest_plugin"` in pyproject.toml
   `tests/kit/` are marked `kit` (self-tests of the kit, never graded).
 * Tests marked `gpu` are skipped as *pending* on a machine without CUDA.
 * `--kit-report FILE` writes one JSON record per graded test (status, points, a one-line
-  plain-language message), which `grader check/validate/grade` turn into scores.
+  plain-language message, and the pictures' data the test attached with `grader.figures.attach`),
+  which `grader check/validate/grade` turn into scores (and `grader.reports.feedback` into pages).
 """
 
 from __future__ import annotations
@@ -35,6 +36,16 @@ def pytest_configure(config: pytest.Config) -> None:
     import torch
 
     torch.set_num_threads(1)
+    if config.getoption("backend") == "inprocess":  # fresh-process checks fork it (grader/fresh.py)
+        from grader import fresh
+
+        fresh.start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from grader import fresh
+
+    fresh.stop()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -152,6 +163,19 @@ def describe_failure(excinfo: pytest.ExceptionInfo[BaseException]) -> tuple[str,
         lines = [ln for ln in str(exc).splitlines() if ln.strip()]
         return "failed", "\n".join(lines[:2])[:600] or "assertion failed"
     return "failed", f"{type(exc).__name__}: {str(exc)[:400]}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """While a graded test runs, `grader.figures.attach` stores its pictures' data in its record."""
+    record = item.stash.get(_RECORD, None)
+    if record is None:
+        return (yield)
+    from grader import figures
+
+    record.pop("figures", None)  # a rerun starts afresh
+    with figures.collecting(record):
+        return (yield)
 
 
 @pytest.hookimpl(wrapper=True)

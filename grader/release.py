@@ -39,8 +39,9 @@ __pycache__/
 /results-cpu/
 /results-gpu/
 /results-*/
-# grader check --json FILE
+# grader check --json FILE / --html FILE
 /check*.json
+/feedback*.html
 # nbgrader gradebook (grader merge --gradebook sqlite:///gradebook.db)
 *.db
 """

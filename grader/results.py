@@ -23,7 +23,8 @@ results.json follows the Gradescope autograder specification
 ``name``, ``number``, ``score``, ``max_score``, ``status`` (``passed``/``failed``), ``output``,
 ``tags``, ``visibility`` and ``extra_data``.  We also write a top-level ``max_score`` (the
 assignment's total, pending GPU points included), which Gradescope ignores (it takes the
-total from the assignment's settings).
+total from the assignment's settings).  With a late policy (`grader.late`) ``score`` is the final
+score: the tests' sum (the raw score) less ``extra_data.late.penalty_points``.
 
 What reaches results.json: test outcomes, the messages the trusted tests wrote, and what the
 grader itself decided (kit version, which sandbox launcher and isolation layers ran, with the
@@ -34,7 +35,8 @@ inputs in any of them); those go to instructor.json.
 Visibility decisions:
 
 * public tests are ``visible``; their output is the teaching feedback (what was checked, and
-  expected vs got, or "not attempted", or the exception and the student's own frame);
+  expected vs got, or "not attempted", or the exception and the student's own frame), and
+  ``extra_data.figures`` the pictures' data the test computed (`grader.figures`; hidden tests never);
 * hidden tests are ``after_published``: students see their name and score once grades are
   published, never their details (the output says only passed / failed / not attempted; the
   full message is in the instructor-only instructor.json);
@@ -177,6 +179,8 @@ def test_entry(record: dict[str, Any], number: str, ran: str) -> dict[str, Any]:
     entry["extra_data"] = {"id": record["id"], "module": record["module"], "result": status, "hidden": hidden,
                            "gpu": bool(record.get("gpu")),
                            "ran": "pending (GPU runner)" if status == "pending" else ran}
+    if record.get("figures") and not hidden and status != "pending":  # hidden tests: no details, no pictures
+        entry["extra_data"]["figures"] = record["figures"]
     return entry
 
 
@@ -315,8 +319,9 @@ def validate_results(doc: Any) -> list[str]:
         if num(t.get("score")) and num(t.get("max_score")) and t["score"] > t["max_score"]:
             problems.append(f"{where}.score exceeds its max_score")
     if num(doc.get("score")) and tests and all(num(t.get("score")) for t in tests):
-        if abs(doc["score"] - sum(t["score"] for t in tests)) > 1e-9:
-            problems.append("score is not the sum of the tests' scores")
+        from grader.late import problems as late_problems  # score = sum of the tests, less a late penalty
+
+        problems += late_problems(doc, sum(t["score"] for t in tests))
     return problems
 
 
@@ -356,7 +361,9 @@ def load_results(path: Path) -> dict[str, Any] | None:
 
 # -- the batch: grades.csv and the summary table ------------------------------------------------
 
-CSV_FIELDS = ("student", "score", "max_score", "pending", *MODULES, "status")
+#: ``score`` is the final score; ``raw_score`` (the tests' sum), ``late_penalty`` and ``late`` are the late
+#: policy's (`grader.late`; empty when the batch was graded without --deadline).
+CSV_FIELDS = ("student", "score", "max_score", "pending", *MODULES, "status", "raw_score", "late_penalty", "late")
 #: Every numeric column of grades.csv is in points.
 STATUS_WORDS = {"graded": "graded", "rejected": "rejected", "empty": "empty"}
 
@@ -367,6 +374,8 @@ def grade_row(student: str, doc: dict[str, Any] | None, error: str = "") -> dict
         return {"student": student, "score": "", "max_score": "", "pending": "",
                 **dict.fromkeys(MODULES, ""), "status": error if error.startswith("refused") else
                 f"error: {error or 'not graded'}"}
+    from grader.late import csv_cells as late_cells
+
     extra = doc.get("extra_data", {})
     modules = extra.get("modules", {})
     status = extra.get("status", "graded")
@@ -379,7 +388,19 @@ def grade_row(student: str, doc: dict[str, Any] | None, error: str = "") -> dict
         "pending": _pts(float(extra.get("pending_points", 0))),
         **{m: _pts(float(modules[m]["earned"])) if m in modules else "" for m in MODULES},
         "status": word,
+        **late_cells(doc),
     }
+
+
+def batch_rows(layout: Layout, students: Iterable[str], errors: dict[str, str] | None = None,
+               refused: Iterable[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+    """The grades.csv rows of a batch, sorted by student: one per submission from its results.json
+    (`errors`: student -> why it has none), plus one per refused submission (student, why).
+    `grader grade` and `grader combine` both write grades.csv from this."""
+    errors = errors or {}
+    rows = [grade_row(s, load_results(layout.results(s)), errors.get(s, "")) for s in students]
+    rows += [grade_row(s, None, f"refused: {why}") for s, why in refused]
+    return sorted(rows, key=lambda r: r["student"])
 
 
 def grades_csv(rows: Iterable[dict[str, Any]]) -> str:

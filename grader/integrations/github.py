@@ -2,8 +2,14 @@
 
 On every push it grades the student's own `assignment/` with the public tests: a CPU job
 (GPU tests pending), a job on a self-hosted runner labelled `gpu` that runs only the GPU
-tests, and a merge job that combines both and writes the score to the job summary.  The
-workflow is validated in the kit's tests against the GitHub workflow JSON schema.
+tests, and a merge job that combines both, writes the score to the job summary and reports it
+to GitHub Classroom's grade column with Classroom's own reporter action
+(`classroom-resources/autograding-grading-reporter@v1`, fed by `grader classroom-payload`; the
+payload's format: `grader.integrations.classroom`).  The workflow and the merge job carry the
+names Classroom's generated workflow uses ("Autograding Tests", `run-autograding-tests`); the
+reporter needs no token (it writes annotations only), hence only `actions: read` beside
+`contents: read`, as its README shows.  The workflow is validated in the kit's tests against the
+GitHub workflow JSON schema.
 """
 
 from __future__ import annotations
@@ -15,8 +21,11 @@ WORKFLOW_PATH = ".github/workflows/autograde.yml"
 WORKFLOW = """\
 # Autograde every push with the public tests.  The CPU job grades everything it can and
 # records the GPU tests as pending; the `gpu` job (a self-hosted runner with CUDA) grades
-# only those; `merge` combines the two and writes the score to the job summary.
-name: autograde
+# only those; `merge` combines the two, writes the score to the job summary and reports it to
+# GitHub Classroom (its reporter action reads the payload `grader classroom-payload` writes).
+# Classroom looks for the names its own generated workflow uses: keep "Autograding Tests" and
+# the job name run-autograding-tests.
+name: Autograding Tests
 
 on:
   push:
@@ -24,6 +33,7 @@ on:
 
 permissions:
   contents: read
+  actions: read
 
 concurrency:
   group: autograde-${{ github.ref }}
@@ -68,7 +78,9 @@ jobs:
           path: results-gpu
 
   merge:
-    # Runs even when the GPU runner is down: its tests then stay pending (not scored).
+    # Runs even when the GPU runner is down: its tests then stay pending (not scored; in
+    # Classroom they count as 0 of their points and the job fails until the GPU run reports).
+    name: run-autograding-tests
     needs: [cpu, gpu]
     if: ${{ always() && needs.cpu.result == 'success' }}
     runs-on: ubuntu-latest
@@ -96,6 +108,21 @@ jobs:
         with:
           name: results
           path: results
+      - name: Upload the feedback page (what passed and failed, with pictures; written by grader merge)
+        uses: actions/upload-artifact@v4
+        with:
+          name: feedback
+          path: results/students/*/feedback.html
+          if-no-files-found: warn
+      - name: Classroom payload
+        id: autograde
+        run: grader classroom-payload results --github-output "$GITHUB_OUTPUT"
+      - name: Report to GitHub Classroom
+        uses: classroom-resources/autograding-grading-reporter@v1
+        env:
+          AUTOGRADE_RESULTS: ${{ steps.autograde.outputs.result }}
+        with:
+          runners: autograde
 """
 
 

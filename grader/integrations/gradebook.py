@@ -5,6 +5,12 @@ graded test is a grade cell whose max score is the test's points.  Student score
 as the grade cells' `auto_score`, exactly where nbgrader's own autograder puts them.  Tests
 still pending (GPU tests not yet run) keep `auto_score = None`: nbgrader counts them as 0,
 so `export` with pending tests warns (or fails with `--fail-on-pending`).
+
+A late penalty (`grader.late`, results.json's ``extra_data.late``) goes where nbgrader keeps its
+own: the submission's ``timestamp``, its ``extension`` (the student's deadline minus the
+assignment's ``duedate``) and each notebook's ``late_submission_penalty`` (the penalty points
+shared by the modules' earned points, summing exactly to the penalty), so `nbgrader export`
+shows raw_score, late_submission_penalty and score as `grader grade` computed them.
 """
 
 from __future__ import annotations
@@ -24,8 +30,9 @@ def cell_name(record: Mapping[str, Any]) -> str:
 
 
 def write_gradebook(db_url: str, students: Mapping[str, Iterable[Mapping[str, Any]]],
-                    assignment: str = ASSIGNMENT) -> dict[str, int]:
-    """Record every student's test records (id, module, name, points, status) in the gradebook.
+                    assignment: str = ASSIGNMENT, late: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, int]:
+    """Record every student's test records (id, module, name, points, status) in the gradebook,
+    and `late` (student -> results.json's ``extra_data.late``; a student without one: no penalty).
 
     Returns counts: students, grade cells, pending grades.
     """
@@ -53,8 +60,56 @@ def write_gradebook(db_url: str, students: Mapping[str, Iterable[Mapping[str, An
                     pending += 1
                 else:
                     grade.auto_score = float(r["points"]) if r["status"] == "passed" else 0.0
+            _write_late(gb, assignment, sid, records, (late or {}).get(sid))
             gb.db.commit()
     return {"students": len(students), "cells": len(cells), "pending": pending}
+
+
+def _write_late(gb: Any, assignment: str, sid: str, records: list[Mapping[str, Any]],
+                late: Mapping[str, Any] | None) -> None:
+    from datetime import datetime
+
+    from nbgrader.utils import parse_utc
+
+    submission = gb.find_submission(assignment, sid)
+    earned: dict[str, float] = {}
+    for r in records:
+        earned[r["module"]] = earned.get(r["module"], 0.0) + (float(r["points"]) if r["status"] == "passed" else 0.0)
+    penalty = float(late["penalty_points"]) if late else 0.0
+    total = sum(earned.values())
+    shares = {m: round(penalty * e / total, 2) if total else 0.0 for m, e in earned.items()}
+    if shares:  # rounding: the module earning most takes the remainder, so the shares sum to the penalty
+        top = max(shares, key=lambda m: earned[m])
+        shares[top] = round(shares[top] + penalty - sum(shares.values()), 6)
+    for nb in submission.notebooks:
+        nb.late_submission_penalty = shares.get(nb.notebook.name, 0.0)
+    if late:
+        if late.get("submitted_at"):
+            submission.timestamp = parse_utc(datetime.fromisoformat(late["submitted_at"]))
+        deadline = parse_utc(datetime.fromisoformat(late["deadline"]))
+        submission.assignment.duedate = parse_utc(datetime.fromisoformat(late.get("assignment_deadline")
+                                                                         or late["deadline"]))
+        extension = deadline - submission.assignment.duedate
+        submission.extension = extension if extension.total_seconds() > 0 else None
+
+
+def late_from_results(folder) -> dict[str, dict[str, Any]]:
+    """student -> ``extra_data.late`` of the results.json files of a results folder (those that have one)."""
+    import json
+    from pathlib import Path
+
+    from grader.results import Layout
+
+    layout = Layout(Path(folder))
+    out = {}
+    for student in layout.students():
+        try:
+            late = json.loads(layout.results(student).read_text()).get("extra_data", {}).get("late")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if late:
+            out[student] = late
+    return out
 
 
 def records_from_results(folder) -> dict[str, list[dict[str, Any]]]:

@@ -9,7 +9,6 @@ per-student results say (the kit's test checks that).
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 from collections import Counter, defaultdict
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import MODULES
+from grader.reports.page import environment, pyplot, svg, write_page
 from grader.results import Layout
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -91,7 +91,11 @@ def read_grades(folder: Path) -> list[dict[str, Any]]:
             rows.append({"student": student, "score": _float(row.get("score", "")),
                          "max_score": _float(row.get("max_score", "")), "pending": _float(row.get("pending", "")),
                          "status": (row.get("status") or "").lstrip("'"),
-                         "modules": {m: _float(row.get(m, "")) for m in MODULES if m in row}})
+                         "modules": {m: _float(row.get(m, "")) for m in MODULES if m in row},
+                         # the late policy's columns (grader.late): empty when graded without --deadline
+                         "raw_score": _float(row.get("raw_score") or row.get("score", "")),
+                         "late_penalty": _float(row.get("late_penalty", "")),
+                         "late": (row.get("late") or "").lstrip("'")})
     return rows
 
 
@@ -149,23 +153,8 @@ def collect(folder: Path, compare: Path | None = None) -> ClassData:
 
 # -- charts -----------------------------------------------------------------------------------
 
-def _svg(fig: Any) -> str:
-    import matplotlib.pyplot as plt
-
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
-    text = buffer.getvalue()
-    return text[text.index("<svg"):]  # inline: drop the XML prologue and DOCTYPE
-
-
 def charts(data: ClassData) -> dict[str, str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text (small, searchable)
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     out: dict[str, str] = {}
     graded = data.graded
     fig, ax = plt.subplots(figsize=(6, 2.6))
@@ -174,7 +163,7 @@ def charts(data: ClassData) -> dict[str, str]:
     ax.hist(scores, bins=min(20, max(5, len(scores))), range=(0, max(top, 1.0)), color="#4c72b0")
     ax.set_xlabel("score (points, GPU points pending excluded)")
     ax.set_ylabel("submissions")
-    out["scores"] = _svg(fig)
+    out["scores"] = svg(fig)
     modules = [m for m in MODULES if any(m in s["modules"] for s in graded)]
     if modules:
         fig, ax = plt.subplots(figsize=(7, 2.8))
@@ -182,17 +171,14 @@ def charts(data: ClassData) -> dict[str, str]:
         ax.boxplot(per_module, tick_labels=modules) if graded else None
         ax.set_ylabel("points")
         ax.tick_params(axis="x", labelrotation=45)
-        out["modules"] = _svg(fig)
+        out["modules"] = svg(fig)
     return out
 
 
 # -- HTML -------------------------------------------------------------------------------------
 
 def render(data: ClassData) -> str:
-    import jinja2
-
-    env = jinja2.Environment(loader=jinja2.PackageLoader("grader.reports", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]))
+    env = environment()
     per_module: dict[str, list[TestStats]] = defaultdict(list)
     for t in data.tests:
         per_module[t.module].append(t)
@@ -205,6 +191,7 @@ def render(data: ClassData) -> str:
         "max_points": max([s["max_score"] for s in graded] or [0.0]),
         "pending": max([s["pending"] for s in graded] or [0.0]),
     }
+    summary["late"] = any(s["late"] for s in data.students)  # graded with a late policy: its columns are shown
     return env.get_template("report.html.j2").render(data=data, summary=summary, charts=charts(data),
                                                       pending_tests=[t for t in data.tests if t.counts["pending"]])
 
@@ -219,9 +206,5 @@ def _median(values: list[float]) -> float:
 
 def write_report(folder: Path, out: Path, compare: Path | None = None) -> ClassData:
     data = collect(folder, compare)
-    html = render(data)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(out)
+    write_page(out, render(data))
     return data

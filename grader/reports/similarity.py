@@ -163,10 +163,9 @@ def _highlight(code: str, regions: list[tuple[int, int]]) -> str:
 
 
 def render(result: Similarity, top: int = 20) -> str:
-    import jinja2
+    from grader.reports.page import environment
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("grader.reports", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]))
+    env = environment()
     flagged = [p for p in result.pairs if p.score >= result.threshold][:top]
     shown = [{"pair": p, "left": _highlight(result.codes[p.a], p.regions[0]),
               "right": _highlight(result.codes[p.b], p.regions[1])} for p in flagged]
@@ -176,9 +175,7 @@ def render(result: Similarity, top: int = 20) -> str:
 
 def write_similarity(paths: list[Path], out: Path, threshold: float = 0.5, top: int = 20) -> Similarity:
     result = analyse(paths, threshold)
-    html = render(result, top)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(out)
+    from grader.reports.page import write_page
+
+    write_page(out, render(result, top))
     return result

@@ -427,6 +427,7 @@ def test_relative_paths_resolve_in_the_callers_directory(tmp_path: Path) -> None
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     doc = json.loads(Layout(tmp_path / "results").results("alice").read_text())
     assert doc["score"] == doc["max_score"] - doc["extra_data"]["pending_points"] > 0
+    assert (Layout(tmp_path / "results").students_dir / "alice" / "feedback.html").is_file()  # drawn after grading
     assert sorted(p.name for p in KIT_ROOT.iterdir()) == kit_before
     assert not (KIT_ROOT / "results").exists() and not (KIT_ROOT / "subs").exists()
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import base64
 import csv
 import json
 import os
@@ -63,5 +64,9 @@ def test_student_workflow_commands_run_in_a_release(tmp_path):
     assert float(row["views"]) == views_points > 0 and float(row["score"]) == views_points
     assert float(row["pending"]) > 0 and "| assignment |" in summary.read_text()
     assert not any(t["extra_data"]["hidden"] for t in doc["tests"])  # the release has no hidden tests
+    output = tmp_path / "github_output"  # the workflow's Classroom step, in the release
+    assert run("classroom-payload", "results", "--github-output", str(output)).returncode == 0
+    payload = json.loads(base64.b64decode(output.read_text().strip().removeprefix("result=")))
+    assert sum(t["score"] for t in payload["tests"]) == doc["score"] and payload["max_score"] == doc["max_score"]
     failing = merged.returncode, run("merge", "results-cpu", "results-gpu", "--out", "r2", "--fail-on-pending").returncode
     assert failing == (0, 1)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from grader import figures
 from grader.expect import assert_equal, assert_tensor
 from grader.student import NotAttempted, ProbeError
 
@@ -136,6 +137,7 @@ def check_uniform_starts(student, *, seed: int, offset: int, **case) -> None:
     what = (f"start positions of {starts.numel()} rows from data of {case['length']} tokens with "
             f"context_length={case['context_length']} (valid starts 0..{num_starts - 1})")
     missing = [i for i in range(num_starts) if counts[i] == 0]
+    attach_start_counts(counts, starts.numel(), what)
     if missing:
         raise AssertionError(f"{what}: start(s) {missing[:8]} never drawn; every valid start, the first and the last "
                              "included, must be possible")
@@ -149,6 +151,24 @@ def check_uniform_starts(student, *, seed: int, offset: int, **case) -> None:
         raise AssertionError(f"{what}: not uniform (chi-square {chi2:.1f} with {dof} degrees of freedom, "
                              f"p = {p_value:.2g} < {P_VALUE_FLOOR:g}); start {worst} drawn {int(counts[worst])} times, "
                              f"expected about {expected:.0f}")
+
+
+def attach_start_counts(counts: torch.Tensor, draws: int, what: str) -> None:
+    """The feedback page's picture: how often each valid start was drawn, against the uniform
+    expectation (draws / starts) and its ±3σ band (binomial), from the probe's batches."""
+    n = counts.numel()
+    expected = draws / n
+    sigma = (draws * (1 / n) * (1 - 1 / n)) ** 0.5
+    starts = list(range(n))
+    never = [i for i in starts if counts[i] == 0]
+    figures.attach(figures.figure(
+        "get_batch: how often each start position was drawn",
+        [figures.series("your draws", counts.tolist(), x=starts, style="bar"),
+         figures.series("uniform expectation", [expected] * n, x=starts, style="line"),
+         figures.series("expectation ± 3σ", [expected + 3 * sigma] * n, x=starts, style="dashed"),
+         figures.series("", [max(expected - 3 * sigma, 0.0)] * n, x=starts, style="dashed")],
+        x_label="start position", y_label="rows starting there",
+        marks=[figures.mark(i, 0, f"start {i} never drawn") for i in never], caption=what))
 
 
 @pytest.mark.points(2)

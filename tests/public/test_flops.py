@@ -9,8 +9,9 @@ import random
 import pytest
 import torch
 
-from grader import static
+from grader import figures, static
 from grader.expect import assert_cases, assert_close, assert_equal, assert_type
+from grader.reference import reference
 from tests.probes._flops_models import (describe_case, torch_chain_flops, torch_flop_count,
                                         torch_matmul_flops)
 
@@ -105,6 +106,27 @@ BACKWARD_CASES = [
 ]
 
 
+def attach_counts(cases: list[dict], replies: list, want: list[int]) -> None:
+    """The feedback page's picture: count_matmul_flops's count per model next to FlopCounterMode's,
+    the models that differ marked (the counts are what the probe returned; a reply that is not a
+    count is left out of the bars)."""
+    got = [r.get("flops") if isinstance(r, dict) and type(r.get("flops")) is int else None for r in replies]
+    got = (got + [None] * len(cases))[:len(cases)]
+    backward = any(c.get("backward") for c in cases)
+    figures.attach(figures.figure(
+        f"FLOPs per model ({'forward + backward' if backward else 'forward'}): yours vs torch's FlopCounterMode",
+        [figures.series("your count_matmul_flops", got, style="bar"),
+         figures.series("torch FlopCounterMode", want, style="bar")],
+        kind="bars", categories=[f"{i + 1}. {c['model']}" for i, c in enumerate(cases)], y_label="FLOPs",
+        log_y=True, marks=[figures.mark(i, w, "differs") for i, (g, w) in enumerate(zip(got, want)) if g != w],
+        caption="; ".join(f"{i + 1}. {describe_case(c)}" for i, c in enumerate(cases))))
+
+
+# FlopCounterMode on the kit's own model for a case: it depends on the case only (computed once
+# per grading worker, grader/reference.py)
+expected_flop_count = reference(torch_flop_count)
+
+
 def check_counts(student, cases) -> None:
     """Behaviour first (the counts, one probe call), then the gates: the runtime tripwire (torch's
     FlopCounterMode never entered during the student's call) and the static rule."""
@@ -112,9 +134,11 @@ def check_counts(student, cases) -> None:
     assert_type(replies, list, "count_matmul_flops replies")
     assert len(replies) == len(cases), f"expected {len(cases)} replies, got {len(replies)}"
     reached: set[str] = set()
-    for case, reply in zip(cases, replies):
+    want = [expected_flop_count(case) for case in cases]
+    attach_counts(cases, replies, want)
+    for case, reply, count in zip(cases, replies, want):
         assert_type(reply, dict, "count_matmul_flops reply")
-        assert_equal(reply.get("flops"), torch_flop_count(case), f"count_matmul_flops on {describe_case(case)} "
+        assert_equal(reply.get("flops"), count, f"count_matmul_flops on {describe_case(case)} "
                      "(expected: torch.utils.flop_counter.FlopCounterMode's total)", kind=int)
         assert_type(reply.get("reached"), list, "tripwires reached")
         reached.update(str(w) for w in reply["reached"])

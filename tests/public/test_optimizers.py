@@ -45,7 +45,9 @@ import ast
 import pytest
 import torch
 
+from grader import figures
 from grader.expect import assert_equal, assert_type
+from grader.reference import reference
 from tests.probes._optimizers_rules import torch_optim_uses
 from tests.probes._optimizers_setup import make_parameters, names, run, state_census, train_a_little
 
@@ -147,20 +149,30 @@ def check_rules(student, name: str, reached: list[str]) -> None:
         "write the update with plain tensor operations")
 
 
+@reference
+def torch_trajectory(name: str, kwargs: dict, groups: list[dict], seed: int, steps: int, snapshots: list[int],
+                     round_trip_at: int | None, device: str, options: dict | None) -> torch.Tensor:
+    """torch.optim's run of one scenario: it depends on these constants only, so a grading worker
+    computes it once for the whole class (grader/reference.py)."""
+    torch_cls = getattr(torch.optim, TORCH_NAME[name])
+    torch_kwargs = {k: (tuple(v) if k == "betas" else v) for k, v in kwargs.items()}
+    return run(lambda g: torch_cls(g, **torch_kwargs), groups, seed, steps, snapshots, round_trip_at, device, options)
+
+
 def compare_trajectory(got, name: str, kwargs: dict, groups: list[dict], *, seed: int, kind: str, steps: int,
                        round_trip_at: int | None, snapshots: list[int], device: str = "cpu",
                        options: dict | None = None) -> None:
     """`got` (the student's snapshots) against torch.optim's run, computed here; the message names
     the first step after which the two differ by more than the tolerance."""
-    torch_cls = getattr(torch.optim, TORCH_NAME[name])
-    torch_kwargs = {k: (tuple(v) if k == "betas" else v) for k, v in kwargs.items()}
-    want = run(lambda g: torch_cls(g, **torch_kwargs), groups, seed, steps, snapshots, round_trip_at, device, options)
+    want = torch_trajectory(name, kwargs, groups, seed, steps, snapshots, round_trip_at, device, options)
     what = f"{describe_run(name, kwargs, groups, round_trip_at, options)}; parameters compared after steps {snapshots}"
     assert_type(got, torch.Tensor, what)
     if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
         raise AssertionError(f"{what}: expected a {want.dtype} tensor of shape {tuple(want.shape)}, "
                              f"got {got.dtype} {tuple(got.shape)}")
     n_params = sum(p.numel() for p in make_parameters(seed, options=options).values())
+    attach_trajectory(got[:, :n_params], want[:, :n_params], name, kwargs, kind=kind, snapshots=snapshots,
+                      options=options, what=what)
     unused = slice(n_params - make_parameters(seed)["unused"].numel(), n_params)
     if not torch.equal(got[:, unused], want[:, unused]):
         raise AssertionError(f"{what}: the parameter whose .grad is always None changed; skip it entirely "
@@ -193,6 +205,30 @@ def compare_trajectory(got, name: str, kwargs: dict, groups: list[dict], *, seed
                 f"tolerance {tol:g}; at {where} expected {want[row, column].item():.6g}, got "
                 f"{got[row, column].item():.6g})" + "".join(f"; {h}" for h in hints) + f". Run: {what}")
         previous = step
+
+
+def attach_trajectory(got: torch.Tensor, want: torch.Tensor, name: str, kwargs: dict, *, kind: str,
+                      snapshots: list[int], options: dict | None, what: str) -> None:
+    """The feedback page's picture of one run: the distance between the student's parameters and
+    torch.optim's (max |Δ|, as the tolerance is) after each compared step, the tolerance, and the
+    first step at which the run left torch's.  Computed here from the probe's snapshots."""
+    diff = (got.double() - want.double()).abs().nan_to_num(nan=float("inf")).amax(dim=1).tolist()
+    tols = [tolerance(kind, step) for step in snapshots]
+    first = next((i for i, (d, t) in enumerate(zip(diff, tols)) if d > t), None)
+    marks = []
+    if first is not None:
+        since = snapshots[first - 1] if first else 0
+        when = f"after step {snapshots[first]}" if snapshots[first] == since + 1 else \
+            f"between steps {since} and {snapshots[first]}"
+        marks.append(figures.mark(snapshots[first], diff[first], f"first divergence: {when}"))
+    run_kind = "edge-condition scenario" if (options or {}).get("extras") else "plain run"
+    args = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+    figures.attach(figures.figure(
+        f"{name}({args}), {run_kind}: your parameters vs torch.optim.{TORCH_NAME[name]}",
+        [figures.series("distance to torch.optim (max |Δ| over all parameters)", diff, x=snapshots, style="line"),
+         figures.series("tolerance", tols, x=snapshots, style="dashed")],
+        x_label="step (parameters compared after these steps)", y_label="max |yours − torch.optim|", log_y=True,
+        marks=marks, caption=what))
 
 
 def extra_groups(**second) -> list[dict]:
