@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 
 from grader import MODULES
+from grader.integrations.github import with_setup
 
 WORKFLOW_PATH = ".github/workflows/grade-class.yml"
 MAX_SHARDS = 256  # GitHub's limit on the jobs of one matrix
@@ -76,16 +77,7 @@ jobs:
       matrix:
         shard: [__SHARDS__]
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
-        with:
-          python-version: "3.11"
-      - name: Install bubblewrap (the sandbox)
-        run: sudo apt-get update && sudo apt-get install -y bubblewrap libseccomp2
-      - name: Install the kit
-        run: |
-          python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-          python -m pip install -e .
+__SETUP_WITH_SANDBOX__
       - uses: actions/download-artifact@v4
         with:
           name: roster
@@ -118,14 +110,7 @@ jobs:
     runs-on: ubuntu-latest
     timeout-minutes: 30
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
-        with:
-          python-version: "3.11"
-      - name: Install the kit
-        run: |
-          python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-          python -m pip install -e .
+__SETUP__
       - uses: actions/download-artifact@v4
         with:
           pattern: shard-*
@@ -164,7 +149,7 @@ def workflow(org: str, prefix: str, shards: int, modules: tuple[str, ...] = ()) 
         raise ActionsError(f"--module: unknown {', '.join(unknown)}")
     grade_args = "".join(f" --module {m}" for m in modules)
     regex_prefix = re.escape(prefix).replace("\\-", "-")
-    return (TEMPLATE.replace("__ORG__", org).replace("__PREFIX__", prefix).replace("__REGEX__", regex_prefix)
+    return (with_setup(TEMPLATE).replace("__ORG__", org).replace("__PREFIX__", prefix).replace("__REGEX__", regex_prefix)
             .replace("__N__", str(shards))
             .replace("__SHARDS__", ", ".join(str(k) for k in range(1, shards + 1)))
             .replace("__GRADE_ARGS__", grade_args))

@@ -18,6 +18,33 @@ from pathlib import Path
 
 WORKFLOW_PATH = ".github/workflows/autograde.yml"
 
+#: How each CPU job of the kit's workflows starts (this one and `grader actions`'): the repository,
+#: Python, the kit with torch's CPU build; the grading jobs also install the sandbox.
+_CHECKOUT = """\
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.11"
+"""
+_SANDBOX = """\
+      - name: Install bubblewrap (the sandbox)
+        run: sudo apt-get update && sudo apt-get install -y bubblewrap libseccomp2
+"""
+_KIT = """\
+      - name: Install the kit
+        run: |
+          python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+          python -m pip install -e .
+"""
+SETUP_STEPS = _CHECKOUT + _KIT
+SETUP_STEPS_WITH_SANDBOX = _CHECKOUT + _SANDBOX + _KIT
+
+
+def with_setup(workflow: str) -> str:
+    """`__SETUP__` / `__SETUP_WITH_SANDBOX__` lines of a workflow template replaced by those steps."""
+    return workflow.replace("__SETUP_WITH_SANDBOX__\n", SETUP_STEPS_WITH_SANDBOX).replace("__SETUP__\n", SETUP_STEPS)
+
+
 WORKFLOW = """\
 # Autograde every push with the public tests.  The CPU job grades everything it can and
 # records the GPU tests as pending; the `gpu` job (a self-hosted runner with CUDA) grades
@@ -44,16 +71,7 @@ jobs:
     runs-on: ubuntu-latest
     timeout-minutes: 30
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
-        with:
-          python-version: "3.11"
-      - name: Install bubblewrap (the sandbox)
-        run: sudo apt-get update && sudo apt-get install -y bubblewrap libseccomp2
-      - name: Install the kit
-        run: |
-          python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-          python -m pip install -e .
+__SETUP_WITH_SANDBOX__
       - name: Grade (CPU)
         run: grader grade assignment --out results-cpu --device cpu --no-progress
       - uses: actions/upload-artifact@v4
@@ -85,14 +103,7 @@ jobs:
     if: ${{ always() && needs.cpu.result == 'success' }}
     runs-on: ubuntu-latest
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
-        with:
-          python-version: "3.11"
-      - name: Install the kit
-        run: |
-          python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-          python -m pip install -e .
+__SETUP__
       - uses: actions/download-artifact@v4
         with:
           name: results-cpu
@@ -124,6 +135,7 @@ jobs:
         with:
           runners: autograde
 """
+WORKFLOW = with_setup(WORKFLOW)
 
 
 def write_workflow(release: Path) -> Path:
