@@ -123,7 +123,7 @@ def _report(args: argparse.Namespace, records: list[dict], console: Console, *, 
         from grader.results import build_results
 
         write_feedback(results or build_results(records, student=student, kit_version=kit_version(), sandbox={},
-                                                submission={}), abspath(args.html))
+                                                submission={}), abspath(args.html), charts="all")
         console.print(f"feedback page written to {escape(args.html)}", highlight=False)
     if args.json:
         import json

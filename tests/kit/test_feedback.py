@@ -108,6 +108,19 @@ def test_feedback_names_failures_and_marks_the_divergence(mutant_page: tuple[Pat
         assert not record["message"] or record["message"] not in plain
 
 
+def test_a_batch_page_draws_the_pictures_of_failed_tests_only(mutant_page: tuple[Path, dict]) -> None:
+    """`grader grade` writes a page per student: it draws what explains a failure (a chart costs
+    ~0.1 s); `grader check --html` (above) draws every test's."""
+    from grader.reports.feedback import render
+
+    _, run = mutant_page
+    doc = build_results(run["tests"], student="s", kit_version="test", sandbox={}, submission={})
+    tests = _parse(render(doc))
+    assert _by_name(tests, "test_adamw_matches_torch")["charts"] >= 1
+    assert _by_name(tests, "test_adam_matches_torch") == {"result": "passed", "hidden": False, "charts": 0}
+    assert _by_name(_parse(render(doc, charts="all")), "test_adam_matches_torch")["charts"] >= 1
+
+
 def test_feedback_escapes_student_text(mutant_page: tuple[Path, dict]) -> None:
     text = mutant_page[0].read_text()
     assert "<script" not in text and "<img" not in text
