@@ -42,7 +42,7 @@ def _needs_instructor_repo(what: str, console: Console) -> int | None:
 
 def _check_source(path: str | None):
     """The submission `grader check` looks at: the folder (or archive) that `grader grade` would take."""
-    from grader.archives import Source, is_archive, student_id
+    from grader.batch.archives import Source, is_archive, student_id
     from grader.target import resolve_target
 
     if path is not None and str(path) not in ("solutions", "assignment") and is_archive(abspath(path)):
@@ -55,13 +55,13 @@ def _check_source(path: str | None):
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
     """A student grades their own implementation with the public tests.
 
-    The files are staged exactly as `grader grade` stages a submission (`grader.archives.stage`:
+    The files are staged exactly as `grader grade` stages a submission (`grader.batch.archives.stage`:
     module files, helper modules, UTF-8 only), so a local check sees what the grader sees.
     `--sandbox` goes further and grades exactly as `grader grade` does (sandbox included).
     """
     import tempfile
 
-    from grader.archives import RejectedSubmission, stage
+    from grader.batch.archives import RejectedSubmission, stage
     from grader.runner import run_suite, test_files
     from grader.target import TargetError
 
@@ -101,7 +101,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
 
 
 def _staging_lines(staged, modules: tuple[str, ...]) -> list[str]:
-    from grader.archives import source_description
+    from grader.batch.archives import source_description
 
     lines = source_description(staged)
     refused = {k.rsplit("/", 1)[-1].removesuffix(".py") for k in staged.not_taken}
@@ -120,7 +120,7 @@ def _report(args: argparse.Namespace, records: list[dict], console: Console, *, 
     render_check(records, console)
     if args.html:  # the feedback page, from the results.json `grader grade` wrote (or would write)
         from grader.reports.feedback import write_feedback
-        from grader.results import build_results
+        from grader.batch.results import build_results
 
         write_feedback(results or build_results(records, student=student, kit_version=kit_version(), sandbox={},
                                                 submission={}), abspath(args.html), charts="all")
@@ -143,8 +143,8 @@ def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...],
     import json
     import tempfile
 
-    from grader.grade import GradeError, GradeOptions, grade
-    from grader.results import Layout
+    from grader.batch.grade import GradeError, GradeOptions, grade
+    from grader.batch.results import Layout
 
     console.print(f"Checking {source.path} in the sandbox, exactly as `grader grade` does "
                   f"(kit {kit_version()}; {'public and hidden' if args.hidden else 'public'} tests)", highlight=False)
@@ -236,8 +236,8 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
     Exit status: 0 all graded (rejected and empty submissions count as graded: they have a
     result), 1 some could not be graded or were refused (colliding ids), 2 nothing was done
     (a path that does not exist, no submissions, the grader could not start)."""
-    from grader.grade import GradeError, GradeOptions, grade
-    from grader.late import LateInputError, policy_from_args
+    from grader.batch.grade import GradeError, GradeOptions, grade
+    from grader.batch.late import LateInputError, policy_from_args
 
     try:  # the late policy's inputs are read now: bad ones stop everything before grading (exit 2)
         late = policy_from_args(args.deadline, args.late_penalty, args.late_cap, args.grace,
@@ -265,7 +265,7 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
         else:
             result = grade([abspath(p) for p in args.submissions], options, console, late=late)
     except GradeError as exc:
-        from grader.results import printable
+        from grader.batch.results import printable
 
         console.print(f"[red]{escape(printable(str(exc), newlines=True))}[/red]", highlight=False, soft_wrap=True)
         return 2
@@ -288,8 +288,8 @@ def _to_gradebook(db_url: str, folder: Path, console: Console, *, fail_on_pendin
 
 def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     """Combine a CPU run and a CUDA run into final results."""
-    from grader.merge import MergeError, markdown_summary, merge_runs, write_merged
-    from grader.results import render_summary
+    from grader.batch.merge import MergeError, markdown_summary, merge_runs, write_merged
+    from grader.batch.results import render_summary
 
     try:
         results, instructor, merged = merge_runs(abspath(args.cpu), abspath(args.gpu))
@@ -387,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_late_args(p: argparse.ArgumentParser) -> None:
-    """`grader grade`'s late policy (grader.late; README "Late policy")."""
+    """`grader grade`'s late policy (grader.batch.late; README "Late policy")."""
     g = p.add_argument_group("late policy (README: Late policy)")
     g.add_argument("--deadline", metavar="ISO8601", help="the deadline, with a zone: 2026-12-01T23:59:00+01:00 or ...Z")
     g.add_argument("--late-penalty", metavar="RATE", help="share of the points earned taken per started day or hour "

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from grader.results import printable
+from grader.batch.results import printable
 from grader.scoring import score, totals
 
 

@@ -66,7 +66,7 @@ def grade_sharded(args: argparse.Namespace, paths: list[Path], options: Any, con
     """`grader grade --shard K/N [--roster FILE]` (called by `grader.cli.cmd_grade`)."""
     from grader.cli import abspath
     from grader.cluster.shard import ShardError, grade_shard, parse_shard, read_roster
-    from grader.grade import UsageError
+    from grader.batch.grade import UsageError
 
     if args.roster and not args.shard:
         raise UsageError("--roster needs --shard K/N")
@@ -81,7 +81,7 @@ def grade_sharded(args: argparse.Namespace, paths: list[Path], options: Any, con
 def cmd_combine(args: argparse.Namespace, console: Console) -> int:
     from grader.cli import _to_gradebook, abspath, db_url
     from grader.cluster.combine import CombineError, combine
-    from grader.results import render_summary
+    from grader.batch.results import render_summary
 
     out = abspath(args.out)
     try:

@@ -7,7 +7,7 @@ for colliding ids (ids equal up to case) land in the same shard, which refuses b
 one ``grader grade`` would.
 
 Each shard discovers the *whole* class (every shard sees the same folder, or is given the same
-``--roster``), grades its share with the unchanged `grader.grade.grade`, and then writes
+``--roster``), grades its share with the unchanged `grader.batch.grade.grade`, and then writes
 ``DIR/instructor/shard.json`` (instructor-only; its presence means the shard finished):
 
     {"format": 1, "kit_version": ..., "shard": [K, N],
@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from grader import kit_version
-from grader.archives import Discovery, fingerprint, student_id
-from grader.results import Layout, load_results, write_json
+from grader.batch.archives import Discovery, fingerprint, student_id
+from grader.batch.results import Layout, load_results, write_json
 
 MANIFEST_FORMAT = 1
 
@@ -101,9 +101,9 @@ def manifest_path(out: Path) -> Path:
 
 def grade_shard(paths: list[Path], options: Any, shard: Shard, console: Any, roster: list[str] = (),
                 late: Any = None) -> Any:
-    """`grader.grade.grade` on this shard's share of `paths` (`late`: its grader.late.LatePolicy), then the
+    """`grader.batch.grade.grade` on this shard's share of `paths` (`late`: its grader.batch.late.LatePolicy), then the
     manifest."""
-    from grader.grade import grade
+    from grader.batch.grade import grade
 
     everything: dict[str, Discovery] = {}
 
@@ -121,8 +121,8 @@ def grade_shard(paths: list[Path], options: Any, shard: Shard, console: Any, ros
         result = grade(paths, options, console, select=pick, late=late)
         found = everything["found"]
     else:
-        from grader.grade import BatchResult
-        from grader.results import grades_csv, write_atomic
+        from grader.batch.grade import BatchResult
+        from grader.batch.results import grades_csv, write_atomic
 
         result, found = BatchResult(), Discovery()
         write_atomic(Layout(options.out).grades, grades_csv([]))

@@ -36,7 +36,7 @@ test that could not run (``error``) -> ``error``; failed, not attempted -> ``fai
 status: ``fail`` if any test failed, else ``error`` if any is pending or errored or the
 submission was rejected, else ``pass``.
 
-A late penalty (`grader grade --deadline ...`, `grader.late`: results.json's ``score`` is the
+A late penalty (`grader grade --deadline ...`, `grader.batch.late`: results.json's ``score`` is the
 tests' sum less ``extra_data.late.penalty_points``) becomes one more entry, "late policy", with
 the negative score ``-penalty_points`` and the student's late-policy line as its message, so
 the sum is still results.json's ``score``.
@@ -54,7 +54,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from grader.results import Layout, printable, validate_results
+from grader.batch.results import Layout, printable, validate_results
 
 #: The step id of the payload step, hence the reporter's ``runners`` input and env var name.
 RUNNER = "autograde"
@@ -103,7 +103,7 @@ def classroom_results(doc: dict[str, Any], *, message_chars: int = MESSAGE_CHARS
                       "test_code": "", "filename": "", "line_no": 0})
     late = (doc.get("extra_data") or {}).get("late") or {}
     if late.get("penalty_points"):  # results.json's score is the raw score less the penalty: so is ours
-        from grader.late import student_line
+        from grader.batch.late import student_line
 
         tests.append({"name": "late policy", "status": "fail", "score": -late["penalty_points"],
                       "message": _message({"output": LATE_PREFIX + student_line(late, float(doc["max_score"]))},

@@ -18,7 +18,7 @@ from typing import Any
 
 from grader import MODULES
 from grader.reports.page import environment, pyplot, svg, write_page
-from grader.results import Layout
+from grader.batch.results import Layout
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
@@ -92,7 +92,7 @@ def read_grades(folder: Path) -> list[dict[str, Any]]:
                          "max_score": _float(row.get("max_score", "")), "pending": _float(row.get("pending", "")),
                          "status": (row.get("status") or "").lstrip("'"),
                          "modules": {m: _float(row.get(m, "")) for m in MODULES if m in row},
-                         # the late policy's columns (grader.late): empty when graded without --deadline
+                         # the late policy's columns (grader.batch.late): empty when graded without --deadline
                          "raw_score": _float(row.get("raw_score") or row.get("score", "")),
                          "late_penalty": _float(row.get("late_penalty", "")),
                          "late": (row.get("late") or "").lstrip("'")})

@@ -22,7 +22,7 @@ from typing import Any
 from grader import MODULES
 from grader.figures import MAX_FIGURES, is_figure
 from grader.reports.page import environment, pyplot, svg, write_page
-from grader.results import Layout, load_results
+from grader.batch.results import Layout, load_results
 
 FEEDBACK = "feedback.html"
 COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
@@ -239,7 +239,7 @@ def write_and_report(folder: Path, students: Iterable[str], console: Any, *, onl
     failed (named, in red); returns the failures as problems ("student: why")."""
     from rich.markup import escape
 
-    from grader.results import printable
+    from grader.batch.results import printable
 
     written, failed = write_pages(folder, students, only_stale=only_stale, jobs=jobs)
     for student, why in failed:

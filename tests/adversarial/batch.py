@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.archives import student_id
-from grader.results import Layout
+from grader.batch.archives import student_id
+from grader.batch.results import Layout
 from tests.adversarial.cases import FULL, ZERO, Ctx, Expect, Twin, folder, redefine, solution_text, stub_text, with_code
 
 

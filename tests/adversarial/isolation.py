@@ -261,7 +261,7 @@ def run_matrix_entry(launcher: str, work: Path, port: int) -> dict:
 
     from rich.console import Console
 
-    from grader.grade import GradeOptions, grade
+    from grader.batch.grade import GradeOptions, grade
     from tests.adversarial.cases import CASES
 
     root, out, markers = work / "submissions", work / "out", work / "markers"

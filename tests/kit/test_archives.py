@@ -1,4 +1,4 @@
-"""Finding submissions and taking only the expected files out of them, safely (grader.archives)."""
+"""Finding submissions and taking only the expected files out of them, safely (grader.batch.archives)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import MODULES, archives
-from grader.archives import (RejectedSubmission, Source, classify, discover, fingerprint, source_bytes, stage,
+from grader import MODULES
+from grader.batch import archives
+from grader.batch.archives import (RejectedSubmission, Source, classify, discover, fingerprint, source_bytes, stage,
                              student_id)
 
 
@@ -262,7 +263,7 @@ def test_student_ids_are_injective_and_safe() -> None:
     ids = [student_id(Path(n)) for n in names]
     assert len(set(ids)) == len(ids), ids
     assert student_id(Path("alice.zip")) == student_id(Path("alice.tar.gz")) == "alice"
-    assert student_id(Path("grades.csv")) == "grades.csv"  # safe: results live under students/, see grader.results
+    assert student_id(Path("grades.csv")) == "grades.csv"  # safe: results live under students/, see grader.batch.results
     for i in ids:
         assert i[0].isalnum() and "/" not in i and "\n" not in i and len(i) <= 100, i
     assert student_id(Path("_alice")).startswith("alice~")

@@ -1,6 +1,6 @@
 """`grader report`: the numbers on the page equal the batch's files, and it renders in a real browser.
 
-The results folder is written with the batch's own writers (`grader.results`), from plugin
+The results folder is written with the batch's own writers (`grader.batch.results`), from plugin
 records of the shape `grader grade` produces, so the report reads exactly what a real batch
 leaves.  The browser check runs Debian's headless Chromium on the file: it must load with no
 console error, pull nothing from the network, and the screenshot must not be blank.
@@ -16,7 +16,7 @@ import pytest
 from grader import kit_version
 from grader.cli import main as cli
 from grader.reports.classreport import collect, mask_numbers, write_report
-from grader.results import Layout, build_results, grade_row, grades_csv, write_json
+from grader.batch.results import Layout, build_results, grade_row, grades_csv, write_json
 from tests.kit.browser import open_page
 
 pytestmark = pytest.mark.kit

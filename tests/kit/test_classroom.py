@@ -37,7 +37,7 @@ from grader import KIT_ROOT
 from grader.cli import main as cli
 from grader.integrations import classroom
 from grader.integrations.github import WORKFLOW
-from grader.results import Layout, build_results, write_json
+from grader.batch.results import Layout, build_results, write_json
 
 pytestmark = pytest.mark.kit
 
@@ -196,7 +196,7 @@ def test_payload_fits_one_environment_variable_and_defuses_workflow_commands(tmp
 
 
 def test_a_late_penalty_is_one_negative_entry(tmp_path: Path) -> None:
-    from grader import late
+    from grader.batch import late
 
     records = [_record(i, "passed", "") for i in range(6)]
     doc = build_results(records, student="tardy", kit_version="0", sandbox={}, submission={})

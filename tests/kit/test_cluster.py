@@ -23,11 +23,11 @@ import pytest
 import yaml
 
 from grader import KIT_ROOT
-from grader.archives import Discovery, Source, discover
+from grader.batch.archives import Discovery, Source, discover
 from grader.cli import main as grader_main
 from grader.cluster.actions import workflow
 from grader.cluster.shard import Shard, parse_shard, select, set_digest, shard_of
-from grader.results import Layout, build_results, write_json
+from grader.batch.results import Layout, build_results, write_json
 
 pytestmark = pytest.mark.kit
 

@@ -22,7 +22,7 @@ from grader import KIT_ROOT, kit_version
 from grader.cli import main as cli
 from grader.mutants import build_target, load_mutants
 from grader.reports.feedback import feedback_path, render, write_pages
-from grader.results import Layout, build_results, write_json
+from grader.batch.results import Layout, build_results, write_json
 from tests.kit.browser import open_page
 
 pytestmark = pytest.mark.kit

@@ -35,9 +35,9 @@ import pytest
 from rich.console import Console
 
 from grader import KIT_ROOT, MODULES, sandbox
-from grader.grade import GradeOptions, grade
-from grader.grade import test_files as grade_test_files
-from grader.results import CSV_FIELDS, Layout, validate_results
+from grader.batch.grade import GradeOptions, grade
+from grader.batch.grade import test_files as grade_test_files
+from grader.batch.results import CSV_FIELDS, Layout, validate_results
 from tests.adversarial.batch import BATCH_CASES, STATUS, Refused, relative_paths_batch
 from tests.adversarial.cases import CASES, Case, Ctx, Full, Rejected, Twin, Zero
 from tests.adversarial.isolation import ISOLATION_CASES, problems_after

@@ -13,8 +13,8 @@ import pytest
 
 from grader.integrations.github import WORKFLOW
 from grader.integrations.gradebook import write_gradebook
-from grader.merge import MergeError, merge_runs, write_merged
-from grader.results import Layout, build_results, validate_results, write_json
+from grader.batch.merge import MergeError, merge_runs, write_merged
+from grader.batch.results import Layout, build_results, validate_results, write_json
 
 SHA = {"alice": "a" * 64, "bob": "b" * 64}
 

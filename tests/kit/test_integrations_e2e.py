@@ -16,7 +16,7 @@ from pathlib import Path
 from grader import KIT_ROOT
 from grader.integrations.gradescope import build_bundle
 from grader.release import build_release
-from grader.results import validate_results
+from grader.batch.results import validate_results
 
 
 def test_gradescope_bundle_grades_in_a_local_autograder_layout(tmp_path):

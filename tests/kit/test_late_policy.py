@@ -1,4 +1,4 @@
-"""The late policy (`grader.late`, `grader.gittime`): the rules, the inputs, results.json,
+"""The late policy (`grader.batch.late`, `grader.batch.gittime`): the rules, the inputs, results.json,
 grades.csv, merge, the gradebook, the report, and one real `grader grade` batch.
 
 Policy under test (README "Late policy"): every started day (or hour) after deadline + grace
@@ -25,12 +25,12 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from grader import KIT_ROOT
-from grader.archives import Source
+from grader.batch.archives import Source
 from grader.cli import main as cli
-from grader.gittime import GitTimeError, commit_time
-from grader.late import (LateInputError, LatePolicy, apply, apply_policy, assess, parse_duration, parse_rate,
+from grader.batch.gittime import GitTimeError, commit_time
+from grader.batch.late import (LateInputError, LatePolicy, apply, apply_policy, assess, parse_duration, parse_rate,
                          parse_time, policy_from_args, read_extensions, read_times)
-from grader.results import CSV_FIELDS, Layout, build_results, validate_results, write_json
+from grader.batch.results import CSV_FIELDS, Layout, build_results, validate_results, write_json
 
 pytestmark = pytest.mark.kit
 
@@ -231,7 +231,7 @@ def test_apply_policy_notes_missing_times_and_removes_stale_penalties(tmp_path):
 
 
 def test_merge_applies_the_late_percentage_to_the_merged_raw_score(tmp_path):
-    from grader.merge import merge_runs, write_merged
+    from grader.batch.merge import merge_runs, write_merged
 
     cpu, gpu = Layout(tmp_path / "cpu"), Layout(tmp_path / "gpu")
     doc = apply(_doc(_records("pending")), assess(_policy(), "alice", DEADLINE + timedelta(days=2), "times.csv"))

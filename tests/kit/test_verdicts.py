@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.grade import GradeOptions, grade
+from grader.batch.grade import GradeOptions, grade
 from tests.adversarial.verdicts import CASES, MODULES, build
 
 pytestmark = pytest.mark.kit

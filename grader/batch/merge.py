@@ -3,12 +3,12 @@
 The CPU run (`grader grade`, no CUDA) grades everything and records the `gpu` tests as
 *pending*; the CUDA run (`grader grade --device cuda`) grades only those.  Merging fills each
 pending test with the CUDA run's result for the same test id and rebuilds results.json,
-instructor.json and grades.csv, in the layout of `grader.results.Layout` (``students/<id>/``,
+instructor.json and grades.csv, in the layout of `grader.batch.results.Layout` (``students/<id>/``,
 ``instructor/students/<id>/``).  A rejected or empty submission's GPU tests are pending in the CPU
 run like everyone's, and filled with the GPU run's "not graded" / "not attempted".  Runs of different kit versions, or of different submissions
 (their files' sha256 differ), are refused: nothing is written.  Tests still pending after the
 merge (no CUDA result) keep their points apart: a warning, or a failure with `fail_on_pending`.
-A late penalty of the CPU run (`grader.late`: ``extra_data.late``) carries over: its percentage
+A late penalty of the CPU run (`grader.batch.late`: ``extra_data.late``) carries over: its percentage
 is applied again to the merged raw score (the GPU run's own late data, if any, is not used).
 """
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader.late import apply as late_apply
-from grader.results import Layout, build_results, printable, grade_row, grades_csv, write_atomic, write_json
+from grader.batch.late import apply as late_apply
+from grader.batch.results import Layout, build_results, printable, grade_row, grades_csv, write_atomic, write_json
 
 
 class MergeError(Exception):

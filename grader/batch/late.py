@@ -18,7 +18,7 @@ The policy, as stated to students (README "Late policy"):
   is penalised from the extended deadline.
 * *Times*: ``--submitted-at times.csv`` (``student,submitted_at``, what LMS exports give) first;
   else, for a submission folder holding ``.git``, the committer date of the last commit touching
-  ``assignment/`` (`grader.gittime`; flagged: commit dates are set by whoever commits); else no
+  ``assignment/`` (`grader.batch.gittime`; flagged: commit dates are set by whoever commits); else no
   time is known: *no penalty, and a note* in the student's results, grades.csv and the report.
 
 Input errors (a missing or malformed file, a duplicate student, a time or deadline without a
@@ -299,8 +299,8 @@ def csv_cells(doc: dict[str, Any] | None) -> dict[str, str]:
 def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any, console: Any) -> dict[str, int]:
     """Apply `policy` to the results.json of every source of a batch (or remove an earlier run's
     late data, `policy` None: results reflect this command line).  Returns counts by status."""
-    from grader.gittime import GitTimeError, commit_time, is_git_repo
-    from grader.results import load_results, printable, write_json
+    from grader.batch.gittime import GitTimeError, commit_time, is_git_repo
+    from grader.batch.results import load_results, printable, write_json
 
     counts: dict[str, int] = {}
     used: set[str] = set()

@@ -4,7 +4,7 @@
 
 The parent process resolves every path against the caller's working directory (before any
 process changes directory), finds the submissions (directories, ``.zip``, ``.tar.gz``, or
-folders of them; the student id is the name, see `grader.archives.student_id`), refuses the
+folders of them; the student id is the name, see `grader.batch.archives.student_id`), refuses the
 batch when a path does not exist (exit status 2, nothing written), refuses both submissions of
 a colliding id, skips those already graded (a valid results.json for the same submission
 content and kit version; ``--force`` regrades), and hands the rest to N long-lived *trusted*
@@ -14,7 +14,7 @@ modules and memoised expected values reused) with ``--backend sandbox``, so the 
 per-submission torch import is the one inside the submission's sandbox.
 
 Per submission, written atomically (results.json last, so its presence means "done"), under
-the layout of `grader.results.Layout`: ``DIR/students/<id>/results.json`` (Gradescope format,
+the layout of `grader.batch.results.Layout`: ``DIR/students/<id>/results.json`` (Gradescope format,
 what the student sees), ``DIR/instructor/students/<id>/instructor.json`` (full messages of
 every test, hidden ones included; sandbox statistics; timings) and
 ``DIR/instructor/students/<id>/sandbox.log`` (the submission's captured output, capped, control
@@ -49,8 +49,8 @@ from typing import Any, Callable
 from rich.markup import escape
 
 from grader import KIT_ROOT, MODULES, kit_version
-from grader.archives import Discovery, RejectedSubmission, Source, discover, fingerprint, stage
-from grader.results import (Layout, batch_rows, build_results, grades_csv, load_results, printable, render_summary,
+from grader.batch.archives import Discovery, RejectedSubmission, Source, discover, fingerprint, stage
+from grader.batch.results import (Layout, batch_rows, build_results, grades_csv, load_results, printable, render_summary,
                             write_atomic, write_json)
 
 
@@ -403,11 +403,11 @@ def _worker_main(conn: Any, options_dict: dict[str, Any]) -> None:
 
 
 def _worker_cli(argv: list[str]) -> int:
-    """`python -m grader.grade --worker FD OPTIONS_JSON`: the trusted worker's entry point."""
+    """`python -m grader.batch.grade --worker FD OPTIONS_JSON`: the trusted worker's entry point."""
     from multiprocessing.connection import Connection
 
     if len(argv) != 3 or argv[0] != "--worker":
-        print("usage: python -m grader.grade --worker FD OPTIONS_JSON (started by `grader grade`)", file=sys.stderr)
+        print("usage: python -m grader.batch.grade --worker FD OPTIONS_JSON (started by `grader grade`)", file=sys.stderr)
         return 2
     conn = Connection(int(argv[1]))
     _worker_main(conn, json.loads(argv[2]))
@@ -431,7 +431,7 @@ def already_graded(source: Source, out: Path, options: GradeOptions) -> dict[str
 
 
 class _Pool:
-    """N trusted workers, each a `python -m grader.grade --worker` process holding a socket to this one."""
+    """N trusted workers, each a `python -m grader.batch.grade --worker` process holding a socket to this one."""
 
     def __init__(self, n: int, options: GradeOptions):
         self.options = options
@@ -454,7 +454,7 @@ class _Pool:
                # a machine with CUDA (the plugin's --device default reads KIT_DEVICE)
                "KIT_DEVICE": os.environ.get("KIT_GRADE_DEVICE", self.options.device)}
         with open(self.logs / f"worker-{slot}.log", "ab") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "grader.grade", "--worker", str(theirs.fileno()), opts],
+            proc = subprocess.Popen([sys.executable, "-m", "grader.batch.grade", "--worker", str(theirs.fileno()), opts],
                                     pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                     cwd=KIT_ROOT, env=env)
         theirs.close()
@@ -564,7 +564,7 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
         console.print("public tests only: the hidden tests are not in this copy of the kit", highlight=False)
     if todo:
         _run_pool(todo, options, console, result)
-    from grader.late import apply_policy  # `late` (a grader.late.LatePolicy, or None) sets the final scores
+    from grader.batch.late import apply_policy  # `late` (a grader.batch.late.LatePolicy, or None) sets the final scores
 
     apply_policy(late, sources, layout, console)
     # grades.csv and the summary cover every submission of this batch, refused ones included

@@ -23,7 +23,7 @@ results.json follows the Gradescope autograder specification
 ``name``, ``number``, ``score``, ``max_score``, ``status`` (``passed``/``failed``), ``output``,
 ``tags``, ``visibility`` and ``extra_data``.  We also write a top-level ``max_score`` (the
 assignment's total, pending GPU points included), which Gradescope ignores (it takes the
-total from the assignment's settings).  With a late policy (`grader.late`) ``score`` is the final
+total from the assignment's settings).  With a late policy (`grader.batch.late`) ``score`` is the final
 score: the tests' sum (the raw score) less ``extra_data.late.penalty_points``.
 
 What reaches results.json: test outcomes, the messages the trusted tests wrote, and what the
@@ -319,7 +319,7 @@ def validate_results(doc: Any) -> list[str]:
         if num(t.get("score")) and num(t.get("max_score")) and t["score"] > t["max_score"]:
             problems.append(f"{where}.score exceeds its max_score")
     if num(doc.get("score")) and tests and all(num(t.get("score")) for t in tests):
-        from grader.late import problems as late_problems  # score = sum of the tests, less a late penalty
+        from grader.batch.late import problems as late_problems  # score = sum of the tests, less a late penalty
 
         problems += late_problems(doc, sum(t["score"] for t in tests))
     return problems
@@ -362,7 +362,7 @@ def load_results(path: Path) -> dict[str, Any] | None:
 # -- the batch: grades.csv and the summary table ------------------------------------------------
 
 #: ``score`` is the final score; ``raw_score`` (the tests' sum), ``late_penalty`` and ``late`` are the late
-#: policy's (`grader.late`; empty when the batch was graded without --deadline).
+#: policy's (`grader.batch.late`; empty when the batch was graded without --deadline).
 CSV_FIELDS = ("student", "score", "max_score", "pending", *MODULES, "status", "raw_score", "late_penalty", "late")
 #: Every numeric column of grades.csv is in points.
 STATUS_WORDS = {"graded": "graded", "rejected": "rejected", "empty": "empty"}
@@ -374,7 +374,7 @@ def grade_row(student: str, doc: dict[str, Any] | None, error: str = "") -> dict
         return {"student": student, "score": "", "max_score": "", "pending": "",
                 **dict.fromkeys(MODULES, ""), "status": error if error.startswith("refused") else
                 f"error: {error or 'not graded'}"}
-    from grader.late import csv_cells as late_cells
+    from grader.batch.late import csv_cells as late_cells
 
     extra = doc.get("extra_data", {})
     modules = extra.get("modules", {})
