@@ -241,7 +241,8 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
 
     try:  # the late policy's inputs are read now: bad ones stop everything before grading (exit 2)
         late = policy_from_args(args.deadline, args.late_penalty, args.late_cap, args.grace,
-                                *(abspath(f) if f else None for f in (args.extensions, args.submitted_at)))
+                                *(abspath(f) if f else None for f in (args.extensions, args.submitted_at)),
+                                if_no_time=args.if_no_time)
     except LateInputError as exc:
         console.print(f"[red]grader grade: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
         return 2
@@ -397,7 +398,10 @@ def _add_late_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--extensions", metavar="CSV", help="columns student,extension: a new deadline (ISO 8601 with a "
                    "zone) or a duration added to the deadline (2d, 36h)")
     g.add_argument("--submitted-at", metavar="CSV", help="columns student,submitted_at (ISO 8601 with a zone), as "
-                   "LMS exports give; git submissions without a row use their last commit touching assignment/")
+                   "LMS exports give; git submissions without a row use the last commit touching the graded files")
+    g.add_argument("--if-no-time", choices=("no-penalty", "cap"), default=None,
+                   help="a submission whose time cannot be established (no row, uncommitted changes, unreadable "
+                        "git): no penalty and a note (default), or the cap")
 
 
 def cmd_doctor(args: argparse.Namespace, console: Console) -> int:

@@ -1,6 +1,10 @@
-"""The time of a git submission: the committer date of the last commit touching ``assignment/``.
+"""The time of a git submission: the committer date of the last commit touching the graded files.
 
-    git log -1 --format=%cI HEAD -- assignment
+    git log -1 --format=%cI HEAD -- <the graded files>
+
+and only when those files, as graded, are exactly what ``HEAD`` holds (``git ls-tree`` against
+the blob ids of the bytes on disk): the time of a commit says nothing about files changed after
+it, or about files that were moved out of the folder the commits touched.
 
 run so that nothing the submission controls can execute.  git reads a repository's own
 ``.git/config`` (where ``core.fsmonitor``, ``core.pager``, ``gpg.program`` with
@@ -11,9 +15,12 @@ plain files, its object store reached read-only through ``objects/info/alternate
 makes ``safe.directory`` moot: the repository git opens is ours, so a repository owned by
 another user needs no exception, and we never mark a student's repository safe.  On top:
 no system or global config (``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``), hooks off
-(``core.hooksPath=/dev/null``), no replace refs, no lazy fetch, no protocol allowed, no
-prompt, stdin closed, and a timeout.  git only *parses* the submission's objects, which git
-does for untrusted clones every day.
+(``core.hooksPath=/dev/null``), no replace refs, no commit-graph (its Bloom filters would let a
+forged file hide the commits that touched a path), no lazy fetch, no protocol allowed, no
+prompt, stdin closed, a memory limit, and a timeout.  Only small ref files are copied (a sparse
+16 MiB "ref" cannot fill the disk), and the object format is one git knows (the value is
+written into our config, never a line of the student's).  git only *parses* the submission's
+objects, which git does for untrusted clones every day.
 
 A commit date is whatever the committer's clock (or ``GIT_COMMITTER_DATE``) said: results that
 use it carry a warning.
@@ -30,9 +37,14 @@ from pathlib import Path
 
 #: Seconds one `git log` may take.
 TIMEOUT = 20.0
-#: Refs copied at most (loose files under .git/refs), and the size of each copied file.
+#: Refs copied at most (loose files under .git/refs), the size of one (a ref is one object id),
+#: and of HEAD, packed-refs and shallow.
 MAX_REFS = 10_000
+MAX_REF_FILE = 4096
 MAX_FILE = 16 * 2**20
+#: Address space of one git process (a tree of a few MB can make git allocate gigabytes).
+MEMORY_BYTES = 2 * 2**30
+OBJECT_FORMATS = {"": "sha1", "sha1": "sha1", "sha256": "sha256"}
 
 
 class GitTimeError(Exception):
@@ -49,11 +61,11 @@ def is_git_repo(folder: Path) -> bool:
     return folder.is_dir() and os.path.lexists(folder / ".git")
 
 
-def _copy_file(src: Path, dest: Path) -> None:
+def _copy_file(src: Path, dest: Path, limit: int = MAX_FILE) -> None:
     if src.is_symlink() or not src.is_file():
         return
-    if src.stat().st_size > MAX_FILE:
-        raise GitTimeError(f".git/{src.name} is larger than {MAX_FILE // 2**20} MiB")
+    if src.stat().st_size > limit:
+        raise GitTimeError(f".git/{src.name} is larger than {limit} bytes: not a ref git wrote")
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_bytes(src.read_bytes())
 
@@ -76,8 +88,32 @@ def _env(home: Path) -> dict[str, str]:
             "GIT_OPTIONAL_LOCKS": "0", "GIT_PAGER": "cat", "PAGER": "cat"}
 
 
-def commit_time(folder: Path, timeout: float = TIMEOUT) -> datetime:
-    """The committer date of the last commit touching assignment/ in `folder`'s repository (HEAD)."""
+def _limit_memory() -> None:  # in the git child, before exec
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+
+
+def _git(shadow: Path, tmp: str, args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "log.showSignature=false",
+           "-c", "core.commitGraph=false", "--no-pager", "--git-dir", str(shadow), *args]
+    try:
+        return subprocess.run(cmd, cwd=tmp, env=_env(Path(tmp)), capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, preexec_fn=_limit_memory)
+    except subprocess.TimeoutExpired:
+        raise GitTimeError(f"git {args[0]} took longer than {timeout:g} s") from None
+
+
+def blob_id(data: bytes, fmt: str) -> str:
+    """git's object id of a file with these bytes (``git hash-object``)."""
+    import hashlib
+
+    return hashlib.new(OBJECT_FORMATS[fmt], b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def commit_time(folder: Path, files: list[str], timeout: float = TIMEOUT) -> datetime:
+    """The committer date of the last commit touching `files` (paths relative to `folder`, the
+    graded files) in `folder`'s repository (HEAD), when HEAD holds exactly those files' bytes."""
     if shutil.which("git") is None:
         raise GitTimeError("git is not installed on the grading machine")
     dotgit = folder / ".git"
@@ -92,7 +128,9 @@ def commit_time(folder: Path, timeout: float = TIMEOUT) -> datetime:
         except subprocess.TimeoutExpired:
             raise GitTimeError("git took too long to read .git/config") from None
         if refs not in ("", "files"):
-            raise GitTimeError(f"the repository stores its refs as {refs!r}, which this grader does not read")
+            raise GitTimeError("the repository stores its refs in a format this grader does not read")
+        if fmt not in OBJECT_FORMATS:
+            raise GitTimeError("the repository declares an object format git does not know")
         config = "[core]\n\trepositoryformatversion = {}\n\tbare = true\n".format(1 if fmt else 0)
         if fmt:
             config += f"[extensions]\n\tobjectformat = {fmt}\n"
@@ -103,21 +141,17 @@ def commit_time(folder: Path, timeout: float = TIMEOUT) -> datetime:
         for name in ("HEAD", "packed-refs", "shallow"):
             _copy_file(dotgit / name, shadow / name)
         count = 0
-        for root, dirs, files in os.walk(dotgit / "refs"):  # os.walk does not follow symlinked folders
-            for name in files:
+        for root, _dirs, names in os.walk(dotgit / "refs"):  # os.walk does not follow symlinked folders
+            for name in names:
                 count += 1
                 if count > MAX_REFS:
                     raise GitTimeError(f"more than {MAX_REFS} refs")
                 src = Path(root) / name
-                _copy_file(src, shadow / src.relative_to(dotgit))
-        cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "log.showSignature=false",
-               "--no-pager", "--git-dir", str(shadow), "log", "-1", "--no-show-signature", "--format=%cI", "HEAD",
-               "--", "assignment"]
-        try:
-            proc = subprocess.run(cmd, cwd=tmp, env=_env(Path(tmp)), capture_output=True, text=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise GitTimeError(f"git log took longer than {timeout:g} s") from None
+                _copy_file(src, shadow / src.relative_to(dotgit), MAX_REF_FILE)
+        if not files:
+            raise GitTimeError("no graded file to date")
+        _same_as_head(folder, files, fmt, shadow, tmp, timeout)
+        proc = _git(shadow, tmp, ["log", "-1", "--no-show-signature", "--format=%cI", "HEAD", "--", *files], timeout)
         if proc.returncode != 0:  # git's last line, without this machine's paths
             why = (proc.stderr.strip().splitlines() or ["no message"])[-1]
             why = why.replace(str(shadow), ".git").replace(tmp, ".").replace(str(folder), ".")
@@ -125,8 +159,30 @@ def commit_time(folder: Path, timeout: float = TIMEOUT) -> datetime:
                                "no commit yet", detail=why[:300])
     text = proc.stdout.strip()
     if not text:
-        raise GitTimeError("no commit touches assignment/")
+        raise GitTimeError("no commit touches the graded files")
     try:
         return datetime.fromisoformat(text)
     except ValueError:
         raise GitTimeError("git printed no date", detail=text[:100]) from None
+
+
+def _same_as_head(folder: Path, files: list[str], fmt: str, shadow: Path, tmp: str, timeout: float) -> None:
+    """GitTimeError unless every graded file's bytes are what HEAD holds at that path."""
+    proc = _git(shadow, tmp, ["ls-tree", "-r", "--full-tree", "HEAD", "--", *files], timeout)
+    if proc.returncode != 0:
+        raise GitTimeError("git could not list the last commit's files (not a readable repository, or no commit yet)",
+                           detail=(proc.stderr.strip().splitlines() or [""])[-1][:300])
+    committed: dict[str, str] = {}
+    for line in proc.stdout.splitlines():
+        meta, _, path = line.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == "blob":
+            committed[path] = parts[2]
+    for rel in files:
+        path = folder / rel
+        data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        if rel not in committed:
+            raise GitTimeError(f"{rel} is not in the last commit: the commit times say nothing about it")
+        if data is None or blob_id(data, fmt) != committed[rel]:
+            raise GitTimeError(f"{rel} differs from the last commit (changes not committed): the commit times say "
+                               "nothing about it")

@@ -18,8 +18,10 @@ The policy, as stated to students (README "Late policy"):
   is penalised from the extended deadline.
 * *Times*: ``--submitted-at times.csv`` (``student,submitted_at``, what LMS exports give) first;
   else, for a submission folder holding ``.git``, the committer date of the last commit touching
-  ``assignment/`` (`grader.batch.gittime`; flagged: commit dates are set by whoever commits); else no
-  time is known: *no penalty, and a note* in the student's results, grades.csv and the report.
+  the files that were graded, provided they are exactly what that commit holds
+  (`grader.batch.gittime`; flagged: commit dates are set by whoever commits); else no time is
+  known: *a note* in the student's results, grades.csv and the report, and no penalty
+  (``--if-no-time cap``: the cap, for classes that must submit through git).
 
 Input errors (a missing or malformed file, a duplicate student, a time or deadline without a
 zone, a penalty like ``10%/fortnight``) raise `LateInputError` before anything is graded (the
@@ -168,18 +170,22 @@ class LatePolicy:
     extensions: dict[str, datetime] = field(default_factory=dict)
     times: dict[str, datetime | None] | None = None  # None: no --submitted-at
     times_file: str = ""
+    if_no_time: str = "no-penalty"  # or "cap": a submission whose time cannot be established gets the cap
 
     def describe(self) -> str:
         return (f"deadline {self.deadline.isoformat()}, {self.rate:g}%/{self.unit} of the points earned per started "
-                f"{self.unit} late, at most {self.cap:g}%" + (f", grace {_span(self.grace)}" if self.grace else ""))
+                f"{self.unit} late, at most {self.cap:g}%" + (f", grace {_span(self.grace)}" if self.grace else "")
+                + (f"; no time known: {self.if_no_time}" if self.if_no_time != "no-penalty" else ""))
 
 
 def policy_from_args(deadline: str | None, penalty: str | None, cap: str | None = None, grace: str | None = None,
-                     extensions: Path | None = None, submitted_at: Path | None = None) -> LatePolicy | None:
+                     extensions: Path | None = None, submitted_at: Path | None = None,
+                     if_no_time: str | None = None) -> LatePolicy | None:
     """The policy a command line asks for, or None (no --deadline and no other late option)."""
     if deadline is None:
         given = [n for n, v in (("--late-penalty", penalty), ("--late-cap", cap), ("--grace", grace),
-                                ("--extensions", extensions), ("--submitted-at", submitted_at)) if v is not None]
+                                ("--extensions", extensions), ("--submitted-at", submitted_at),
+                                ("--if-no-time", if_no_time)) if v is not None]
         if given:
             raise LateInputError(f"{', '.join(given)} need --deadline (the assignment's deadline, ISO 8601 "
                                  "with a zone)")
@@ -188,7 +194,9 @@ def policy_from_args(deadline: str | None, penalty: str | None, cap: str | None 
     if penalty is None:
         raise LateInputError("--deadline needs --late-penalty (e.g. 10%/day; 0%/day only flags late submissions)")
     rate, unit = parse_rate(penalty)
-    return LatePolicy(deadline=when, rate=rate, unit=unit,
+    if if_no_time not in (None, "no-penalty", "cap"):
+        raise LateInputError(f"--if-no-time {if_no_time!r}: expected no-penalty or cap")
+    return LatePolicy(deadline=when, rate=rate, unit=unit, if_no_time=if_no_time or "no-penalty",
                       cap=parse_percent(cap, "--late-cap") if cap is not None else 100.0,
                       grace=parse_duration(grace, "--grace") if grace is not None else timedelta(0),
                       extensions=read_extensions(extensions, when) if extensions is not None else {},
@@ -206,7 +214,8 @@ def _span(delta: timedelta) -> str:
 def assess(policy: LatePolicy, student: str, submitted: datetime | None, source: str, note: str = "",
            warning: str = "") -> dict[str, Any]:
     """The late decision for one submission, as stored in results.json's ``extra_data.late``
-    (`apply` adds the points).  `submitted` None: no time known, no penalty, `note` says why."""
+    (`apply` adds the points).  `submitted` None: no time known, `note` says why, and no penalty
+    (or the cap, with ``--if-no-time cap``)."""
     deadline = policy.extensions.get(student, policy.deadline)
     out: dict[str, Any] = {"status": "unknown", "percent": 0.0, "units_late": 0, "unit": policy.unit,
                            "rate_percent": policy.rate, "cap_percent": policy.cap, "deadline": deadline.isoformat(),
@@ -214,6 +223,8 @@ def assess(policy: LatePolicy, student: str, submitted: datetime | None, source:
                            "extension": student in policy.extensions, "grace_seconds": policy.grace.total_seconds(),
                            "submitted_at": None, "source": source, "note": note, "warning": warning}
     if submitted is None:
+        if policy.if_no_time == "cap":
+            out.update(percent=policy.cap, note=f"{note}; no time known: the cap applies (--if-no-time cap)")
         return out
     over = submitted - (deadline + policy.grace)
     units = math.ceil(over / UNITS[policy.unit]) if over > timedelta(0) else 0
@@ -296,6 +307,17 @@ def csv_cells(doc: dict[str, Any] | None) -> dict[str, str]:
     return {"raw_score": f"{late['raw_score']:g}", "late_penalty": f"{late['penalty_points']:g}", "late": word}
 
 
+def graded_files(doc: dict[str, Any]) -> list[str]:
+    """The files a results.json says were graded, as paths in the submission folder (its layout's
+    root, then each module and helper file taken from there)."""
+    from pathlib import PurePosixPath
+
+    sub = (doc.get("extra_data") or {}).get("submission") or {}
+    root = PurePosixPath(str(sub.get("layout") or "."))
+    names = [*(sub.get("files") or {}), *(sub.get("helpers") or {})]
+    return sorted(str(root / f"{name}.py") for name in names)
+
+
 def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any, console: Any) -> dict[str, int]:
     """Apply `policy` to the results.json of every source of a batch (or remove an earlier run's
     late data, `policy` None: results reflect this command line).  Returns counts by status."""
@@ -325,7 +347,7 @@ def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any,
             submitted, source = policy.times[key], "times.csv"
         elif is_git_repo(Path(src.path)):
             try:
-                submitted, source = commit_time(Path(src.path)), "git"
+                submitted, source = commit_time(Path(src.path), graded_files(doc)), "git"
                 git += 1
                 warning = "commit date: set by whoever commits, not a trusted clock"
             except GitTimeError as exc:

@@ -88,7 +88,7 @@ __SETUP_WITH_SANDBOX__
           mkdir -p submissions
           python -m grader.cluster.shard "${{ matrix.shard }}/$SHARDS" --roster roster.txt > mine.txt
           while read -r name; do
-            gh repo clone "$ORG/$name" "submissions/$name" -- --depth 1 --quiet \\
+            gh repo clone "$ORG/$name" "submissions/$name" -- --filter=blob:none --quiet \\
               || echo "::warning::could not clone $ORG/$name (listed as not graded)"
           done < mine.txt
       - name: Grade shard ${{ matrix.shard }}

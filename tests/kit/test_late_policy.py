@@ -190,24 +190,49 @@ def _repo(folder: Path, date: str) -> Path:
     return folder
 
 
-def test_git_time_is_the_last_commit_touching_assignment_and_never_runs_repo_config(tmp_path):
+def test_git_time_is_the_last_commit_touching_the_graded_files_and_never_runs_repo_config(tmp_path):
     repo = _repo(tmp_path / "carol", "2026-12-03T10:00:00+01:00")
     marker = tmp_path / "PWNED"
     for key, value in (("core.fsmonitor", f"touch {marker}"), ("core.pager", f"touch {marker}"),
                        ("log.showSignature", "true"), ("gpg.program", f"touch {marker}"),
                        ("core.hooksPath", str(tmp_path))):
         _git(repo, "config", key, value)
-    assert commit_time(repo) == datetime(2026, 12, 3, 9, tzinfo=UTC)
+    assert commit_time(repo, ["assignment/memory.py"]) == datetime(2026, 12, 3, 9, tzinfo=UTC)
     assert not marker.exists()
     empty = tmp_path / "empty"
     empty.mkdir()
     _git(empty, "init", "-q")
-    with pytest.raises(GitTimeError, match="git log failed"):
-        commit_time(empty)
+    with pytest.raises(GitTimeError, match="could not list"):
+        commit_time(empty, ["assignment/memory.py"])
     (tmp_path / "link").mkdir()
     (tmp_path / "link" / ".git").write_text(f"gitdir: {repo / '.git'}\n")
     with pytest.raises(GitTimeError, match="not a folder"):
-        commit_time(tmp_path / "link")
+        commit_time(tmp_path / "link", ["assignment/memory.py"])
+
+
+def test_git_time_dates_the_graded_files_only_as_committed(tmp_path):
+    """The time of a commit says nothing about files changed after it, or moved where no commit
+    touched them: such a submission has no time (a note), never an early one."""
+    repo = _repo(tmp_path / "dan", "2026-11-20T10:00:00Z")
+    (repo / "memory.py").write_bytes((repo / "assignment" / "memory.py").read_bytes())  # graded from the top level
+    with pytest.raises(GitTimeError, match="memory.py is not in the last commit"):
+        commit_time(repo, ["memory.py"])
+    with (repo / "assignment" / "memory.py").open("a") as f:
+        f.write("# changed after the last commit\n")
+    with pytest.raises(GitTimeError, match="differs from the last commit"):
+        commit_time(repo, ["assignment/memory.py"])
+
+
+def test_git_time_refuses_what_git_never_writes(tmp_path):
+    repo = _repo(tmp_path / "eve", "2026-11-20T10:00:00Z")
+    _git(repo, "config", "extensions.objectformat", "sha1\n[include]\n\tpath = /etc/passwd")
+    with pytest.raises(GitTimeError, match="object format"):
+        commit_time(repo, ["assignment/memory.py"])
+    repo = _repo(tmp_path / "fay", "2026-11-20T10:00:00Z")
+    with (repo / ".git" / "refs" / "heads" / "huge").open("wb") as f:
+        f.truncate(64 * 2**20)  # sparse: 64 MiB that take no room in the upload
+    with pytest.raises(GitTimeError, match="not a ref git wrote"):
+        commit_time(repo, ["assignment/memory.py"])
 
 
 def test_apply_policy_notes_missing_times_and_removes_stale_penalties(tmp_path):
@@ -310,3 +335,14 @@ def test_grade_end_to_end_with_times_extension_and_a_git_submission(tmp_path):
     assert cli(["report", str(out), "--out", str(tmp_path / "report.html")]) == 0
     page = (tmp_path / "report.html").read_text()
     assert 'data-late="bob"' in page and 'data-late="carol"' in page and 'data-late="alice"' not in page
+
+
+def test_no_time_known_is_no_penalty_or_the_cap_as_asked():
+    """A submission whose time cannot be established is never silently on time: a note, and the
+    penalty the instructor chose for that case (none by default; the cap with --if-no-time cap)."""
+    for choice, percent in (("no-penalty", 0.0), ("cap", 50.0)):
+        late = assess(_policy(if_no_time=choice), "gus", None, "", note="git: uncommitted changes")
+        assert (late["status"], late["percent"]) == ("unknown", percent)
+        assert late["note"].startswith("git: uncommitted changes")
+    with pytest.raises(LateInputError, match="need --deadline"):
+        policy_from_args(None, None, if_no_time="cap")
