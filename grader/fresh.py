@@ -112,18 +112,24 @@ def start() -> Template | None:
     global _TEMPLATE
     import sys
 
+    if not hasattr(os, "fork"):
+        return None  # (Windows) fresh runs start interpreters
     if any(m.startswith("_kit_target_") and "." in m for m in sys.modules):  # grader.target's names
         return None  # too late: a submission module is loaded here (fresh runs start interpreters)
     if _TEMPLATE is not None and _TEMPLATE.owner == os.getpid() and _TEMPLATE.alive():
         return _TEMPLATE
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # e.g. the sandbox's process limit: fresh runs start interpreters (or fail as data)
+        for fd in (req_r, req_w, rep_r, rep_w):
+            os.close(fd)
+        return None
     if pid == 0:  # the template
         code = 1
         try:
-            os.close(req_w)
-            os.close(rep_r)
+            _close_other_fds(keep={0, 1, 2, req_r, rep_w})  # not the worker's channel, not pytest's files
             code = _template_loop(req_r, rep_w)
         finally:
             os._exit(code)
@@ -134,10 +140,24 @@ def start() -> Template | None:
 
 
 def current() -> Template | None:
-    """This process's template, if it started one (a forked copy of this process has none)."""
-    if _TEMPLATE is None or _TEMPLATE.owner != os.getpid():
+    """This process's template, if it started one and it still runs (a forked copy of this
+    process has none; a template that died is replaced by new interpreters)."""
+    if _TEMPLATE is None or _TEMPLATE.owner != os.getpid() or not _TEMPLATE.alive():
         return None
     return _TEMPLATE
+
+
+def _close_other_fds(keep: set[int]) -> None:
+    try:
+        fds = [int(fd) for fd in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 1024))
+    for fd in fds:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def stop() -> None:
