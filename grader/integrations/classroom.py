@@ -70,6 +70,7 @@ ENCODED_LIMIT = 96 * 1024
 _STATUS = {"passed": "pass", "pending": "error", "error": "error"}  # else: fail
 LATE_PREFIX = "Late policy: "
 _WORKFLOW_COMMAND = re.compile(r"^(\s*)::", re.MULTILINE)
+_LEGACY_COMMAND = re.compile(r"##\[")  # the runner's older "##[command]" form, honoured anywhere in a line
 
 
 class PayloadError(Exception):
@@ -81,7 +82,7 @@ def _message(test: dict[str, Any], result: str, limit: int) -> str:
     if _STATUS.get(result) == "error":  # the console prints only `message` for an error: name the test
         text = f"{test.get('name', '')}: {text}"
     # The runner treats a log line starting with "::" as a workflow command: defuse it.
-    text = _WORKFLOW_COMMAND.sub(r"\1: :", printable(text, newlines=True))
+    text = _LEGACY_COMMAND.sub("# #[", _WORKFLOW_COMMAND.sub(r"\1: :", printable(text, newlines=True)))
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 

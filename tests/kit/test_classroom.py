@@ -183,7 +183,8 @@ def _record(i: int, status: str, message: str) -> dict:
 
 def test_payload_fits_one_environment_variable_and_defuses_workflow_commands(tmp_path: Path) -> None:
     records = [_record(i, ("passed", "failed", "not_attempted", "error")[i % 4], "x" * 5000) for i in range(400)]
-    records[1]["message"] = 'got:\n::notice title=Autograding report::{"totalPoints":999,"maxPoints":999}\n  ::error::x'
+    records[1]["message"] = ('got:\n::notice title=Autograding report::{"totalPoints":999,"maxPoints":999}\n  ::error::x'
+                             ' and ##[error]legacy form')
     doc = build_results(records, student="big", kit_version="0", sandbox={}, submission={})
     write_json(Layout(tmp_path).results("big"), doc)
     _, payload, encoded = classroom.student_payload(tmp_path)
@@ -191,7 +192,7 @@ def test_payload_fits_one_environment_variable_and_defuses_workflow_commands(tmp
     assert sum(t["score"] for t in payload["tests"]) == doc["score"] and payload["max_score"] == doc["max_score"]
     assert {t["status"] for t in payload["tests"]} == {"pass", "fail", "error"} and payload["status"] == "fail"
     small = classroom.classroom_results(doc)
-    assert not any(re.search(r"^\s*::", t["message"], re.MULTILINE) for t in small["tests"])
+    assert not any(re.search(r"^\s*::", t["message"], re.MULTILINE) or "##[" in t["message"] for t in small["tests"])
     assert "totalPoints" in small["tests"][1]["message"]  # kept, just not a command any more
 
 
