@@ -203,6 +203,9 @@ def _entry_warnings(folder: Path) -> list[str]:
     except OSError:
         return out
     for p in children:
+        if p.name.startswith(".") and p.name not in _SKIP_DIRS and (is_archive(p) or p.is_dir()):
+            out.append(f"{p}: a hidden entry (its name starts with '.'); skipped")
+            continue
         if p.name.startswith(".") or p.name in _SKIP_DIRS or is_archive(p) or (p.is_dir() and not p.is_symlink()):
             continue
         out.append(f"{p}: not a submission (a folder, .zip, .tar.gz or .tgz); skipped")

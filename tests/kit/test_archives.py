@@ -226,7 +226,8 @@ def test_discovery_student_ids_and_classification(tmp_path: Path) -> None:
     found = discover([subs])
     assert [s.student for s in found.sources] == ["alice", "bob", "carol", "dave"]
     assert not found.errors and not found.refused
-    assert len(found.warnings) == 1 and "notes.txt" in found.warnings[0]
+    assert len(found.warnings) == 2 and ".hidden: a hidden entry" in found.warnings[0]  # named, never silently lost
+    assert "notes.txt" in found.warnings[1]
     # a folder of sub-folders that hold module files is a folder of submissions (one each)
     (tmp_path / "eve" / "release" / "assignment").mkdir(parents=True)
     (tmp_path / "eve" / "release" / "assignment" / "memory.py").write_text("X\n")
