@@ -17,7 +17,9 @@ submission it reaches by name, and the module-level code of the files involved):
    ``from einops import rearrange``).
 2. The only matrix product allowed is ``einops.einsum``: no ``@`` operator (``a @ b``,
    ``a @= b``), and no ``einsum`` or ``repeat`` other than einops's (``torch.einsum``,
-   ``Tensor.repeat`` are out).
+   ``Tensor.repeat`` are out), nor any other torch matrix or dot product: ``chain_matmul``,
+   ``multi_dot``, ``addbmm``, ``addmv``, ``addr``, ``ger``, ``vdot``, ``vecdot``, ``bilinear``,
+   ``__imatmul__``, ``imatmul``.
 3. None of these names appears as a method or attribute (``x.view(...)``, ``torch.reshape``),
    as an import (``from torch import reshape``) or as a name your code does not define:
    ``transpose``, ``permute``, ``view``, ``view_as``, ``reshape``, ``reshape_as``, ``swapaxes``,
@@ -25,7 +27,8 @@ submission it reaches by name, and the module-level code of the files involved):
    ``expand_as``, ``unsqueeze``, ``flatten``, ``unflatten``, ``unfold``, ``as_strided``,
    ``repeat_interleave``, ``tile``, ``matmul``, ``mm``, ``bmm``, ``mv``, ``dot``, ``tensordot``,
    ``inner``, ``outer``, ``linear``, ``addmm``, ``baddbmm``, ``__matmul__``, ``__rmatmul__``,
-   ``avg_pool2d``, ``adaptive_avg_pool2d``.
+   ``avg_pool2d``, ``adaptive_avg_pool2d``; nor their in-place forms (``transpose_``, ``t_``,
+   ``unsqueeze_``, ...: the name with a trailing underscore).
 4. No dynamic lookups (``getattr``, ``eval``, ``exec``, ``__import__``, ``importlib``, ``__dict__``,
    ``globals``, ...): they count as breaking the rules.
 

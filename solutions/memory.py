@@ -106,7 +106,9 @@ def rounds_to_zero(value: float, dtype: torch.dtype) -> bool:
     At the boundary: let ``s`` be the smallest positive (subnormal) number of `dtype`.  A value
     with ``|value| < s/2`` rounds to 0; one with ``s/2 < |value| < s`` rounds *up* to ``s`` (not
     zero); one exactly at ``s/2`` is a tie, and round-half-to-even sends it to 0 (0 is the even
-    neighbour).  The sign does not matter: -1e-8 in float16 rounds to (minus) zero too.
+    neighbour).  The sign does not matter: -1e-8 in float16 rounds to (minus) zero too.  (torch
+    converts a float64 to float16, bfloat16 and float8 through float32, so a value just above
+    ``s/2`` that float32 rounds onto ``s/2`` lands on the tie: either answer is accepted there.)
 
     Every floating-point dtype torch has counts, the float8 ones included: the ``fnuz`` formats
     (``float8_e4m3fnuz``, ``float8_e5m2fnuz``) have no negative zero but round to 0 the same way;

@@ -69,6 +69,10 @@ def test_more_wrong_shapes(student):
         dict(fn="avg_pool", c=1, h=3, h2=3, w=1, w2=4, seed=26),
         dict(fn="row_sums", shape=[2, 1, 9], seed=27),
         dict(fn="broadcast_channels", h=1, w=2, c=3, seed=28),
+        # low-precision inputs keep their dtype (the rearrangements are compared exactly)
+        dict(fn="split_heads", b=2, s=2, num_heads=2, d=3, seed=29, dtype="float16"),
+        dict(fn="merge_heads", b=1, heads=2, s=3, d=2, seed=30, dtype="bfloat16"),
+        dict(fn="broadcast_channels", h=2, w=2, c=2, seed=31, dtype="float16"),
     ])
     for function in FUNCTIONS:
         check_wrong_shapes(student, function, which=WRONG_INPUTS[function])

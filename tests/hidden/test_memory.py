@@ -81,11 +81,13 @@ def test_rounds_to_zero_boundaries(student):
 
 @pytest.mark.points(1)
 def test_bytes_per_parameter_mixed_all(student):
-    """mixed-precision bytes per parameter: 2 + 2 + 4 (master) + 4 × state values, for every optimizer"""
+    """mixed-precision bytes per parameter: 2 + 2 + 4 (master) + 4 × state values, for every optimizer; unknown names raise"""
     for optimizer, state in {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}.items():
         got = student.probe("memory.bytes_per_parameter", optimizer=optimizer, mixed_precision=True)
         assert_equal(got, 8 + 4 * state, f"bytes_per_parameter({optimizer!r}, mixed_precision=True)")
     student.raises("memory.bytes_per_parameter", "ValueError", optimizer="AdamWW")
+    # an unknown name is an error on the mixed-precision path too, not a fallback to 0 state values
+    student.raises("memory.bytes_per_parameter", "ValueError", optimizer="lion", mixed_precision=True)
 
 
 @pytest.mark.points(1)

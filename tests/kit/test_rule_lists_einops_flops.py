@@ -36,7 +36,7 @@ def missing(names, text: str, quote: str) -> list[str]:
 @pytest.mark.parametrize("folder", ["solutions", "assignment"])
 def test_einops_docstring_lists_every_rule_name(folder):
     doc = docstring(folder, "einops_rewrites")
-    for constant in ("FORBIDDEN", "EINOPS_FUNCTIONS", "EINOPS_ONLY"):
+    for constant in ("FORBIDDEN", "EINOPS_FUNCTIONS", "EINOPS_ONLY", "MATRIX_PRODUCTS"):
         names = getattr(einops_tests, constant)
         assert not missing(names, doc, "``"), (
             f"{folder}/einops_rewrites.py's docstring does not list {missing(names, doc, '``')} "
@@ -47,7 +47,7 @@ def test_einops_docstring_lists_every_rule_name(folder):
 def test_einops_handout_lists_every_rule_name():
     section = handout_section(3)
     assert "`einops_rewrites`" in section.splitlines()[0]
-    for constant in ("FORBIDDEN", "EINOPS_FUNCTIONS", "EINOPS_ONLY"):
+    for constant in ("FORBIDDEN", "EINOPS_FUNCTIONS", "EINOPS_ONLY", "MATRIX_PRODUCTS"):
         names = getattr(einops_tests, constant)
         assert not missing(names, section, "`"), (
             f"handout.md section 3 does not list {missing(names, section, '`')} "

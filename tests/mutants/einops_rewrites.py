@@ -311,3 +311,194 @@ def bk_merge_heads_alias_import(x: Float[Tensor, "b heads s d"]) -> Float[Tensor
 
     moved = rearrange(x, "b heads s d -> b s heads d")
     return merge(moved, (x.shape[0], x.shape[2], -1))
+
+
+# ---- breaking pass 2 (independent eyes) ----
+@mutant(replaces="pairwise_scores", why="computes in float32 for speed: a float64 input comes back float32")
+@jaxtyped(typechecker=beartype)
+def pairwise_scores_f32(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return einsum(x.float(), y.float(), "b s1 h, b s2 h -> b s1 s2")
+
+
+@mutant(replaces="pairwise_scores", why="scales by 1/sqrt(h) like attention (the docstring says before scaling)")
+@jaxtyped(typechecker=beartype)
+def pairwise_scores_scaled(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return einsum(x, y, "b s1 h, b s2 h -> b s1 s2") / x.shape[-1] ** 0.5
+
+
+@mutant(replaces="pairwise_scores", why="dodges the name rule with operator.attrgetter('mT'): a dynamic lookup")
+@jaxtyped(typechecker=beartype)
+def pairwise_scores_attrgetter(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    import operator
+
+    return einsum(x, operator.attrgetter("mT")(y), "b i h, b h j -> b i j")
+
+
+@mutant(replaces="pairwise_scores", why="y's batch axis given its own name: a batch mismatch is not a TypeCheckError")
+@jaxtyped(typechecker=beartype)
+def pairwise_scores_loose_batch(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "c s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return einsum(x, y, "b s1 h, b s2 h -> b s1 s2")
+
+
+@mutant(replaces="pairwise_scores", why="@beartype without @jaxtyped: wrong shapes raise beartype's violation, not jaxtyping's TypeCheckError")
+@beartype
+def pairwise_scores_beartype_only(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return einsum(x, y, "b s1 h, b s2 h -> b s1 s2")
+
+
+@mutant(replaces="pairwise_scores", why="type(y).__getattribute__(y, 'mT'): a dynamic lookup of a banned name")
+@jaxtyped(typechecker=beartype)
+def pairwise_scores_getattribute(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    yt = type(y).__getattribute__(y, "m" + "T")
+    return einsum(x, yt, "b i h, b h j -> b i j")
+
+
+@mutant(replaces="row_sums", why="'b ... h -> b ...' needs one leading axis: a 1-D input fails")
+@jaxtyped(typechecker=beartype)
+def row_sums_needs_batch(x: Float[Tensor, "*batch h"]) -> Float[Tensor, "*batch"]:
+    return reduce(x, "b ... h -> b ...", "sum")
+
+
+@mutant(replaces="row_sums", why="keeps the summed axis as size 1")
+@jaxtyped(typechecker=beartype)
+def row_sums_keepdim(x: Float[Tensor, "*batch h"]) -> Float[Tensor, "*batch"]:
+    return reduce(x, "... h -> ... 1", "sum")
+
+
+@mutant(replaces="row_sums", why="annotations loosened to plain Tensor: an integer tensor is summed instead of rejected")
+@jaxtyped(typechecker=beartype)
+def row_sums_plain_tensor(x: Tensor) -> Tensor:
+    return reduce(x, "... h -> ...", "sum")
+
+
+@mutant(replaces="split_heads", why="num_heads passed as d: right only when hd == heads**2")
+@jaxtyped(typechecker=beartype)
+def split_heads_d_is_heads(x: Float[Tensor, "b s hd"], num_heads: int) -> Float[Tensor, "b heads s d"]:
+    return rearrange(x, "b s (heads d) -> b heads s d", d=num_heads)
+
+
+@mutant(replaces="split_heads", why="forgets to move heads before the sequence axis (same shape when s == heads)")
+@jaxtyped(typechecker=beartype)
+def split_heads_no_move(x: Float[Tensor, "b s hd"], num_heads: int) -> Float[Tensor, "b heads s d"]:
+    return rearrange(x, "b s (heads d) -> b s heads d", heads=num_heads)
+
+
+@mutant(replaces="split_heads", why="heads moved in front of the batch axis (same shape when b == 1 and heads == 1)")
+@jaxtyped(typechecker=beartype)
+def split_heads_before_batch(x: Float[Tensor, "b s hd"], num_heads: int) -> Float[Tensor, "b heads s d"]:
+    return rearrange(x, "b s (heads d) -> heads b s d", heads=num_heads)
+
+
+@mutant(replaces="merge_heads", why="merges (s d) and leaves heads in place (passes the shape check when heads == s)")
+@jaxtyped(typechecker=beartype)
+def merge_heads_no_move(x: Float[Tensor, "b heads s d"]) -> Float[Tensor, "b s heads*d"]:
+    return rearrange(x, "b heads s d -> b heads (s d)")
+
+
+@mutant(replaces="per_head_linear", why="assumes exactly one leading axis")
+@jaxtyped(typechecker=beartype)
+def per_head_linear_one_lead(
+    x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_in d_out"], num_heads: int
+) -> Float[Tensor, "*batch hd_out"]:
+    heads = rearrange(x, "b (heads d_in) -> b heads d_in", heads=num_heads)
+    out = einsum(heads, w, "b heads d_in, d_in d_out -> b heads d_out")
+    return rearrange(out, "b heads d_out -> b (heads d_out)")
+
+
+@mutant(replaces="per_head_linear", why="contracts w's output axis (w used transposed; runs only for square w)")
+@jaxtyped(typechecker=beartype)
+def per_head_linear_w_transposed(
+    x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_in d_out"], num_heads: int
+) -> Float[Tensor, "*batch hd_out"]:
+    heads = rearrange(x, "... (heads d_in) -> ... heads d_in", heads=num_heads)
+    out = einsum(heads, w, "... heads k, j k -> ... heads j")
+    return rearrange(out, "... heads d_out -> ... (heads d_out)")
+
+
+@mutant(replaces="per_head_linear", why="output merged heads-inner: (d_out heads)")
+@jaxtyped(typechecker=beartype)
+def per_head_linear_out_inner(
+    x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_in d_out"], num_heads: int
+) -> Float[Tensor, "*batch hd_out"]:
+    heads = rearrange(x, "... (heads d_in) -> ... heads d_in", heads=num_heads)
+    out = einsum(heads, w, "... heads d_in, d_in d_out -> ... heads d_out")
+    return rearrange(out, "... heads d_out -> ... (d_out heads)")
+
+
+@mutant(replaces="avg_pool", why="h2 and w2 swapped: right only for square blocks")
+@jaxtyped(typechecker=beartype)
+def avg_pool_swapped_blocks(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    return reduce(img, "c (h h2) (w w2) -> c h w", "mean", h2=w2, w2=h2)
+
+
+@mutant(replaces="avg_pool", why="divides the block sum by h2*h2")
+@jaxtyped(typechecker=beartype)
+def avg_pool_div_h2_squared(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    return reduce(img, "c (h h2) (w w2) -> c h w", "sum", h2=h2, w2=w2) / (h2 * h2)
+
+
+@mutant(replaces="avg_pool", why="block index inner on the width axis only: (w2 w)")
+@jaxtyped(typechecker=beartype)
+def avg_pool_width_inner(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    return reduce(img, "c (h h2) (w2 w) -> c h w", "mean", h2=h2, w2=w2)
+
+
+@mutant(replaces="avg_pool", why="averages in float32: a float64 image comes back float32")
+@jaxtyped(typechecker=beartype)
+def avg_pool_f32(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    return reduce(img.float(), "c (h h2) (w w2) -> c h w", "mean", h2=h2, w2=w2)
+
+
+@mutant(replaces="avg_pool", why="channel axis made variadic: a 2-D image reaches einops instead of raising TypeCheckError")
+@jaxtyped(typechecker=beartype)
+def avg_pool_variadic(img: Float[Tensor, "*c hh ww"], h2: int, w2: int) -> Float[Tensor, "*c h w"]:
+    return reduce(img, "c (h h2) (w w2) -> c h w", "mean", h2=h2, w2=w2)
+
+
+@mutant(replaces="broadcast_channels", why="broadcasts against float32 zeros: a float16/bfloat16 image comes back float32")
+@jaxtyped(typechecker=beartype)
+def broadcast_channels_zeros(img: Float[Tensor, "h w"], c: int) -> Float[Tensor, "c h w"]:
+    return rearrange(img, "h w -> 1 h w") + torch.zeros(c, 1, 1)
+
+
+@mutant(replaces="broadcast_channels", why="Tensor.repeat after a rearrange: only einops's repeat is allowed")
+@jaxtyped(typechecker=beartype)
+def broadcast_channels_tensor_repeat(img: Float[Tensor, "h w"], c: int) -> Float[Tensor, "c h w"]:
+    return rearrange(img, "h w -> 1 h w").repeat(c, 1, 1)
+
+
+@mutant(replaces="broadcast_channels", why="repeats into (c w h): right shape only for a square image")
+@jaxtyped(typechecker=beartype)
+def broadcast_channels_transposed(img: Float[Tensor, "h w"], c: int) -> Float[Tensor, "c h w"]:
+    return repeat(img, "h w -> c w h", c=c)
+
+
+@mutant(replaces="per_head_linear", why="torch.linalg.multi_dot on the flattened heads: a matrix product other than einops.einsum (rule 2)")
+@jaxtyped(typechecker=beartype)
+def per_head_linear_multi_dot(
+    x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_in d_out"], num_heads: int
+) -> Float[Tensor, "*batch hd_out"]:
+    import einops
+
+    rows, packed = einops.pack([rearrange(x, "... (heads d_in) -> ... heads d_in", heads=num_heads)], "* d_in")
+    out = torch.linalg.multi_dot([rows, w])
+    [unpacked] = einops.unpack(out, packed, "* d_out")
+    return rearrange(unpacked, "... heads d_out -> ... (heads d_out)")
+
+
+@mutant(replaces="pairwise_scores", why="torch.linalg.vecdot of broadcast rows: a dot product other than einops.einsum (rule 2)")
+@jaxtyped(typechecker=beartype)
+def pairwise_scores_vecdot(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return torch.linalg.vecdot(rearrange(x, "b i h -> b i 1 h"), rearrange(y, "b j h -> b 1 j h"))
+
+
+@mutant(replaces="pairwise_scores", why="the in-place transpose_ on a copy: the name rule covers in-place forms too")
+@jaxtyped(typechecker=beartype)
+def pairwise_scores_transpose_inplace(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return einsum(x, y.clone().transpose_(-2, -1), "b i h, b h j -> b i j")
+
+
+@mutant(replaces="broadcast_channels", why="the in-place unsqueeze_ on a copy before einops.repeat")
+@jaxtyped(typechecker=beartype)
+def broadcast_channels_unsqueeze_inplace(img: Float[Tensor, "h w"], c: int) -> Float[Tensor, "c h w"]:
+    return repeat(img.clone().unsqueeze_(0), "1 h w -> c h w", c=c)

@@ -233,3 +233,186 @@ def rtz_float32_tie_up(value, dtype):
     if dtype == torch.float32:
         return abs(value) < 2.0 ** -150
     return bool(torch.tensor(value, dtype=torch.float64).to(dtype).item() == 0.0)
+
+
+# ---- breaking pass 2 (independent eyes) ----
+@mutant(replaces="get_memory_usage", why="bool special-cased, other dtypes via finfo bits: complex64 counted as 4 bytes (finfo gives the real part)")
+def usage_complex_via_finfo(x):
+    if x.dtype == torch.bool:
+        return x.numel()
+    if x.dtype.is_floating_point or x.dtype.is_complex:
+        return x.numel() * torch.finfo(x.dtype).bits // 8
+    return x.numel() * torch.iinfo(x.dtype).bits // 8
+
+
+@mutant(replaces="get_memory_usage", why="numpy's nbytes: numpy has no bfloat16/float8, so those tensors raise")
+def usage_numpy_nbytes(x):
+    return int(x.detach().cpu().numpy().nbytes)
+
+
+@mutant(replaces="get_memory_usage", why="storage of x.contiguous(): a slice that is already contiguous keeps the whole storage")
+def usage_contiguous_storage(x):
+    return x.contiguous().untyped_storage().nbytes()
+
+
+@mutant(replaces="get_memory_usage", why="prod of torch.tensor(x.shape): a 0-d tensor gives a float (torch.tensor(()) is float32)")
+def usage_tensor_prod(x):
+    return torch.tensor(x.shape).prod().item() * x.element_size()
+
+
+@mutant(replaces="get_memory_usage", why="the memory span the strides cover: wrong for expanded (stride 0) and stepped views")
+def usage_stride_span(x):
+    if x.numel() == 0:
+        return 0
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(x.shape, x.stride()))
+    return span * x.element_size()
+
+
+@mutant(replaces="storage_bytes", why="storage from the view's first element on: subtracts the storage offset")
+def storage_minus_offset(x):
+    return x.untyped_storage().nbytes() - x.storage_offset() * x.element_size()
+
+
+@mutant(replaces="storage_bytes", why="untyped_storage().size() is already bytes; multiplying by element_size counts 4x for float32")
+def storage_size_times_elsize(x):
+    return x.untyped_storage().size() * x.element_size()
+
+
+@mutant(replaces="storage_bytes", why="typed storage size is in elements, not bytes")
+def storage_typed_elements(x):
+    return x.untyped_storage().nbytes() // x.element_size()
+
+
+@mutant(replaces="storage_bytes", why="x.contiguous() first: a stepped slice or an expanded tensor is copied into its own storage")
+def storage_of_contiguous(x):
+    return x.contiguous().untyped_storage().nbytes()
+
+
+@mutant(replaces="storage_bytes", why="an empty tensor pins nothing: big[5:5] still keeps big's storage")
+def storage_empty_zero(x):
+    if x.numel() == 0:
+        return 0
+    return x.untyped_storage().nbytes()
+
+
+@mutant(replaces="float_format", why="finfo-derived for the six supported types, returns floats (23.0) not ints")
+def format_float_counts(dtype):
+    import math
+
+    if dtype not in (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+        raise ValueError(f"unsupported {dtype}")
+    info = torch.finfo(dtype)
+    mantissa = -math.log2(info.eps)
+    return (1, info.bits - 1 - mantissa, mantissa)
+
+
+@mutant(replaces="float_format", why="complex dtypes answered with their real part's format instead of raising")
+def format_complex_as_real(dtype):
+    if dtype.is_complex:
+        dtype = dtype.to_real()
+    formats = {
+        torch.float64: (1, 11, 52),
+        torch.float32: (1, 8, 23),
+        torch.float16: (1, 5, 10),
+        torch.bfloat16: (1, 8, 7),
+        torch.float8_e4m3fn: (1, 4, 3),
+        torch.float8_e5m2: (1, 5, 2),
+    }
+    if dtype not in formats:
+        raise ValueError(f"unsupported {dtype}")
+    return formats[dtype]
+
+
+@mutant(replaces="rounds_to_zero", why="round(|v|/s) == 0: half-to-even is right, but |v|/s overflows to inf for large float64 values")
+def rtz_round_quotient(value, dtype):
+    if value == 0.0:
+        return False
+    if dtype == torch.float8_e8m0fnu:
+        return False
+    info = torch.finfo(dtype)
+    s = 2.0**-17 if dtype == torch.float8_e5m2fnuz else info.tiny * info.eps
+    return round(abs(value) / s) == 0
+
+
+@mutant(replaces="rounds_to_zero", why="closed form from float_format's bit counts: raises ValueError for the fnuz and e8m0 float8 types")
+def rtz_from_float_format(value, dtype):
+    if value == 0.0:
+        return False
+    _, e, m = float_format(dtype)
+    s = 2.0 ** (2 - 2 ** (e - 1) - m)
+    return abs(value) <= s / 2
+
+
+@mutant(replaces="rounds_to_zero", why="returns a 0-d bool tensor, not a Python bool")
+def rtz_tensor_result(value, dtype):
+    if value == 0.0:
+        return False
+    return torch.tensor(value, dtype=torch.float64).to(dtype) == 0
+
+
+@mutant(replaces="rounds_to_zero", why="closed form handles e8m0 but trusts finfo(float8_e5m2fnuz).eps (0.125): its s comes out half too small")
+def rtz_fnuz_eps(value, dtype):
+    if value == 0.0 or dtype == torch.float8_e8m0fnu:
+        return False
+    info = torch.finfo(dtype)
+    return abs(value) <= info.tiny * info.eps / 2
+
+
+@mutant(replaces="bytes_per_parameter", why="mixed precision keeps the optimizer state in bf16 too")
+def bpp_state_bf16(optimizer, mixed_precision=False):
+    n = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}[optimizer]
+    if mixed_precision:
+        return 2 + 2 + 4 + 2 * n
+    return 4 + 4 + 4 * n
+
+
+@mutant(replaces="bytes_per_parameter", why="SGD counted with a momentum buffer")
+def bpp_sgd_momentum(optimizer, mixed_precision=False):
+    table = {"sgd": 1, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
+    if optimizer not in table:
+        raise ValueError(optimizer)
+    return (8 if mixed_precision else 8) + 4 * table[optimizer]
+
+
+@mutant(replaces="bytes_per_parameter", why="bytes from finfo(...).bits / 8: returns a float")
+def bpp_float_bytes(optimizer, mixed_precision=False):
+    table = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
+    if optimizer not in table:
+        raise ValueError(optimizer)
+    fp32 = torch.finfo(torch.float32).bits / 8
+    bf16 = torch.finfo(torch.bfloat16).bits / 8
+    if mixed_precision:
+        return bf16 + bf16 + fp32 + fp32 * table[optimizer]
+    return fp32 + fp32 + fp32 * table[optimizer]
+
+
+@mutant(replaces="bytes_per_parameter", why="the name is only checked on the fp32 path: an unknown optimizer with mixed_precision=True returns 8")
+def bpp_mixed_no_check(optimizer, mixed_precision=False):
+    table = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
+    if mixed_precision:
+        return 2 + 2 + 4 + 4 * table.get(optimizer, 0)
+    if optimizer not in table:
+        raise ValueError(optimizer)
+    return 8 + 4 * table[optimizer]
+
+
+@mutant(replaces="bytes_per_parameter", why="RMSprop counted with two state values (square average and momentum)")
+def bpp_rmsprop_two(optimizer, mixed_precision=False):
+    table = {"sgd": 0, "adagrad": 1, "rmsprop": 2, "adam": 2, "adamw": 2}
+    if optimizer not in table:
+        raise ValueError(optimizer)
+    return (2 + 2 + 4 if mixed_precision else 8) + 4 * table[optimizer]
+
+
+@mutant(replaces="bytes_per_parameter", why="mixed precision keeps fp32 gradients: only the parameters are bf16")
+def bpp_mixed_fp32_grads(optimizer, mixed_precision=False):
+    table = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
+    if optimizer not in table:
+        raise ValueError(optimizer)
+    return (2 + 4 + 4 if mixed_precision else 8) + 4 * table[optimizer]
+
+
+@mutant(replaces="max_trainable_parameters", why="returns an int when the division is exact")
+def napkin_int_when_exact(gpu_bytes, num_gpus, bytes_per_param):
+    total = gpu_bytes * num_gpus / bytes_per_param
+    return int(total) if float(total).is_integer() else total

@@ -80,6 +80,9 @@ def test_float_format(student):
     for dtype, want in FORMATS.items():
         got = student.probe("memory.float_format", dtype=dtype)
         assert_equal(got, want, f"float_format({dtype})", kind=tuple)
+        # the docstring's "a tuple of three int": 23.0 == 23, so the element types are checked apart
+        assert_cases(list(got), list(want), f"float_format({dtype})", lambda i: ("sign", "exponent", "mantissa")[i]
+                     + " bits (an int)", kind=int)
 
 
 @pytest.mark.points(1)
@@ -140,6 +143,7 @@ def test_bytes_per_parameter_mixed_precision_adamw(student):
 def test_max_trainable_parameters(student):
     """8 GPUs × 80 GB / 16 bytes per parameter = 40e9 parameters"""
     got = student.probe("memory.max_trainable_parameters", gpu_bytes=80e9, num_gpus=8, bytes_per_param=16)
+    assert_type(got, float, "max_trainable_parameters(80e9, 8, 16)")  # a float even when the division is exact
     assert_close(got, 40e9, "max_trainable_parameters(80e9, 8, 16)")  # rel 1e-9: any order of * and / is exact enough
     got = student.probe("memory.max_trainable_parameters", gpu_bytes=100, num_gpus=1, bytes_per_param=16)
     assert_type(got, float, "max_trainable_parameters(100, 1, 16)")

@@ -88,3 +88,56 @@ def ok_broadcast_named_locals(img: Float[Tensor, "h w"], c: int) -> Float[Tensor
 def ok_merge_heads_sizes(x: Float[Tensor, "b heads s d"]) -> Float[Tensor, "b s heads*d"]:
     b, heads, s, d = x.shape
     return rearrange(x, "b heads s d -> b s (heads d)", b=b, heads=heads, s=s, d=d)
+
+
+# ---- breaking pass 2 (independent eyes) ----
+@variant(replaces="pairwise_scores", why="broadcast multiply then einops.reduce sum: no @, no einsum, no banned name")
+@jaxtyped(typechecker=beartype)
+def pairwise_scores_broadcast(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    prod = rearrange(x, "b i h -> b i 1 h") * rearrange(y, "b j h -> b 1 j h")
+    return reduce(prod, "b i j h -> b i j", "sum")
+
+
+@variant(replaces="pairwise_scores", why="rearrange y to [b h s2], then an einops.einsum over h")
+@jaxtyped(typechecker=beartype)
+def pairwise_scores_rearranged(x: Float[Tensor, "b s1 h"], y: Float[Tensor, "b s2 h"]) -> Float[Tensor, "b s1 s2"]:
+    return einsum(x, rearrange(y, "b j h -> b h j"), "b i h, b h j -> b i j")
+
+
+@variant(replaces="row_sums", why="single-operand einops.einsum")
+@jaxtyped(typechecker=beartype)
+def row_sums_einsum(x: Float[Tensor, "*batch h"]) -> Float[Tensor, "*batch"]:
+    return einsum(x, "... h -> ...")
+
+
+@variant(replaces="row_sums", why="mean times the axis length (other rounding)")
+@jaxtyped(typechecker=beartype)
+def row_sums_mean_times_h(x: Float[Tensor, "*batch h"]) -> Float[Tensor, "*batch"]:
+    return reduce(x, "... h -> ...", "mean") * x.shape[-1]
+
+
+@variant(replaces="split_heads", why="d from hd // num_heads, then a contiguous copy")
+@jaxtyped(typechecker=beartype)
+def split_heads_contiguous(x: Float[Tensor, "b s hd"], num_heads: int) -> Float[Tensor, "b heads s d"]:
+    return rearrange(x, "b s (h d) -> b h s d", d=x.shape[-1] // num_heads).contiguous()
+
+
+@variant(replaces="per_head_linear", why="heads derived from w's d_in; einsum straight to the merged axis via rearrange")
+@jaxtyped(typechecker=beartype)
+def per_head_linear_from_w(
+    x: Float[Tensor, "*batch hd_in"], w: Float[Tensor, "d_in d_out"], num_heads: int
+) -> Float[Tensor, "*batch hd_out"]:
+    split = rearrange(x, "... (k i) -> ... k i", i=w.shape[0])
+    return rearrange(einsum(split, w, "... k i, i o -> ... k o"), "... k o -> ... (k o)")
+
+
+@variant(replaces="avg_pool", why="einops sum divided by the block size")
+@jaxtyped(typechecker=beartype)
+def avg_pool_sum_div(img: Float[Tensor, "c hh ww"], h2: int, w2: int) -> Float[Tensor, "c h w"]:
+    return reduce(img, "c (h h2) (w w2) -> c h w", "sum", h2=h2, w2=w2) / (h2 * w2)
+
+
+@variant(replaces="broadcast_channels", why="index a new axis with None, then einops.repeat the size-1 axis")
+@jaxtyped(typechecker=beartype)
+def broadcast_channels_none_index(img: Float[Tensor, "h w"], c: int) -> Float[Tensor, "c h w"]:
+    return repeat(img[None], "1 h w -> c h w", c=c)
