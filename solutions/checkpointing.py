@@ -48,10 +48,11 @@ def save_checkpoint(model: torch.nn.Module, optimizer: torch.optim.Optimizer, it
     * ``out`` a path (``str`` or ``os.PathLike``): the save must be **atomic**.  A process
       killed halfway through ``torch.save`` must leave the previous checkpoint at that path
       intact, never a truncated file.  Write to a temporary file in the *same directory*
-      (``tempfile.mkstemp(dir=...)``; never the temp dir, which may be another file system),
-      ``flush`` it and ``os.fsync`` it, then move it over the
-      path with ``os.replace`` (an atomic rename).  If anything fails, remove the temporary
-      file and re-raise; after a successful save no temporary file is left behind.
+      (``tempfile.mkstemp(dir=...)``; for a bare file name that is the working directory;
+      never the temp dir, which may be another file system), ``flush`` it and ``os.fsync``
+      it, then move it over the path with ``os.replace`` (an atomic rename).  If anything
+      fails (an exception, or a ``KeyboardInterrupt``), remove the temporary file and
+      re-raise; after a successful save no temporary file is left behind.
     * ``out`` a binary file object opened for writing (``open(..., "wb")``, ``io.BytesIO``):
       ``torch.save`` into it at its current position; do not close it.
 

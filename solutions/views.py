@@ -115,8 +115,9 @@ def can_view(x: torch.Tensor, shape: tuple[int, ...]) -> bool:
     Decide it from ``x.shape`` and ``x.stride()`` alone.  The rule torch follows:
 
     1. ``shape`` may hold one -1, inferred from ``x.numel()``; the element counts must match
-       (otherwise False).  As in torch, two -1s, any other negative size, or a -1 next to a
-       size 0 (its value could be anything, e.g. ``(0, -1)``) give False.
+       (otherwise False).  As in torch, two -1s, any other negative size, or a -1 in a shape that
+       also holds a size 0 anywhere (its value could be anything, e.g. ``(0, -1)`` or
+       ``(0, 3, -1)``) give False.
     2. Split ``x``'s dimensions into *chunks*: maximal runs of neighbouring dimensions that
        are contiguous with each other, i.e. ``stride[d] == stride[d+1] · size[d+1]``.
        Dimensions of size 1 never break a chunk (their stride does not matter).

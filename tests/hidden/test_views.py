@@ -84,6 +84,9 @@ def _offset_case(draw):
 def test_offsets_and_strides_more(student, generated, shapes):
     """element_offset with storage offsets, broadcast strides and 0-d indices; contiguous_strides of long shapes"""
     cases, want = [[[60, 12, 3, 1], [1, 2, 3, 2], 7], [[1], [0], 5], [[], [], 4]], [7 + 60 + 24 + 9 + 2, 5, 4]
+    # past 2**31: Python ints never overflow, so neither may the answer (int32 arithmetic would)
+    cases += [[[2**31, 1], [3, 5], 2**33], [[3 * 2**30, 2**20], [2, 4095], 7]]
+    want += [2**33 + 3 * 2**31 + 5, 7 + 6 * 2**30 + 4095 * 2**20]
     for spec, index in generated:
         x = build(spec)
         cases.append([list(x.stride()), index, x.storage_offset()])

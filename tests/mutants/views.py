@@ -711,3 +711,372 @@ def can_view_unordered(x, shape):
         if ok and i == len(target):
             return True
     return False
+
+
+# --- breaking pass 2 (written without reading the tests) ---
+
+@mutant(replaces="element_offset", why="zip silently truncates: a length mismatch returns a number instead of raising")
+def element_offset_no_length_check(stride, index, storage_offset=0):
+    return storage_offset + sum(i * s for i, s in zip(index, stride))
+
+
+@mutant(replaces="element_offset", why="dot product through torch: a 0-d index gives a float (empty tensor is float32)")
+def element_offset_torch_dot(stride, index, storage_offset=0):
+    if len(stride) != len(index):
+        raise ValueError("length mismatch")
+    return storage_offset + (torch.tensor(index) * torch.tensor(stride)).sum().item()
+
+
+@mutant(replaces="element_offset", why="int32 arithmetic overflows for offsets past 2**31")
+def element_offset_int32(stride, index, storage_offset=0):
+    import numpy as np
+    if len(stride) != len(index):
+        raise ValueError("length mismatch")
+    return int(np.int32(storage_offset) + np.dot(np.array(index, dtype=np.int32), np.array(stride, dtype=np.int32)))
+
+
+@mutant(replaces="contiguous_strides", why="a size-0 dimension zeroes the product (torch counts it as 1)")
+def contiguous_strides_zero_product(shape):
+    strides, running = [], 1
+    for size in reversed(shape):
+        strides.append(running)
+        running *= size
+    return tuple(reversed(strides))
+
+
+@mutant(replaces="contiguous_strides", why="seeds the list with the last stride 1, so a 0-d shape gets (1,)")
+def contiguous_strides_seeded(shape):
+    strides = [1]
+    for size in reversed(shape[1:]):
+        strides.insert(0, strides[0] * max(size, 1))
+    return tuple(strides)
+
+
+@mutant(replaces="same_storage", why="follows the _base link only: misses detach() and two from_numpy of one array")
+def same_storage_base_link(x, y):
+    bx = x._base if x._base is not None else x
+    by = y._base if y._base is not None else y
+    return bx is by
+
+
+@mutant(replaces="same_storage", why="asks whether the two views' own byte ranges overlap, not the storages")
+def same_storage_overlap(x, y):
+    xs, xe = x.data_ptr(), x.data_ptr() + max(x.numel(), 1) * x.element_size()
+    ys, ye = y.data_ptr(), y.data_ptr() + max(y.numel(), 1) * y.element_size()
+    return xs < ye and ys < xe
+
+
+@mutant(replaces="same_storage", why="compares the StorageImpl objects (_cdata): two from_numpy of one array share memory, not the object")
+def same_storage_storage_object(x, y):
+    return x.untyped_storage()._cdata == y.untyped_storage()._cdata
+
+
+@mutant(replaces="same_storage", why="compares one storage start with the other view's first element: asymmetric")
+def same_storage_asymmetric(x, y):
+    return x.untyped_storage().data_ptr() == y.data_ptr()
+
+
+@mutant(replaces="transpose_view", why="no 0-d case: indexing the empty size list raises for a 0-d tensor")
+def transpose_view_no_0d(x, dim0, dim1):
+    size, stride = list(x.shape), list(x.stride())
+    size[dim0], size[dim1] = size[dim1], size[dim0]
+    stride[dim0], stride[dim1] = stride[dim1], stride[dim0]
+    return x.as_strided(size, stride, x.storage_offset())
+
+
+@mutant(replaces="transpose_view", why="0-d case rebuilt at storage offset 0 (a 0-d element x[3] sits at 3)")
+def transpose_view_0d_offset_zero(x, dim0, dim1):
+    if x.dim() == 0:
+        return x.as_strided((), (), 0)
+    ndim = x.dim()
+    dim0, dim1 = dim0 % ndim, dim1 % ndim
+    size, stride = list(x.shape), list(x.stride())
+    size[dim0], size[dim1] = size[dim1], size[dim0]
+    stride[dim0], stride[dim1] = stride[dim1], stride[dim0]
+    return x.as_strided(size, stride, x.storage_offset())
+
+
+@mutant(replaces="transpose_view", why="recomputes strides from the swapped shape: right only for contiguous inputs")
+def transpose_view_recomputed_strides(x, dim0, dim1):
+    ndim = max(x.dim(), 1)
+    dim0, dim1 = dim0 % ndim, dim1 % ndim
+    if x.dim() == 0:
+        return x.as_strided((), (), x.storage_offset())
+    size = list(x.shape)
+    contiguous = []
+    running = 1
+    for s in reversed(size):
+        contiguous.append(running)
+        running *= max(s, 1)
+    contiguous = contiguous[::-1]
+    stride = list(contiguous)
+    stride[dim0], stride[dim1] = contiguous[dim1], contiguous[dim0]
+    size[dim0], size[dim1] = size[dim1], size[dim0]
+    base = x.contiguous()
+    return base.as_strided(size, stride, base.storage_offset())
+
+
+@mutant(replaces="can_view", why="-1 beside a 0 judged only by its direct neighbours: (0, 3, -1) accepted")
+def can_view_adjacent_zero_only(x, shape):
+    shape = list(shape)
+    if shape.count(-1) > 1 or any(s < -1 for s in shape):
+        return False
+    if -1 in shape:
+        i = shape.index(-1)
+        if (i > 0 and shape[i - 1] == 0) or (i + 1 < len(shape) and shape[i + 1] == 0):
+            return False
+        known = math.prod(s for s in shape if s != -1)
+        shape[i] = x.numel() // known if known else 0
+    if math.prod(shape) != x.numel():
+        return False
+    if x.dim() == 0 or x.numel() == 0:
+        return True
+    old_size, old_stride = list(x.shape), list(x.stride())
+    view_d = len(shape) - 1
+    chunk_base_stride = old_stride[-1]
+    tensor_numel, view_numel = 1, 1
+    for d in range(x.dim() - 1, -1, -1):
+        tensor_numel *= old_size[d]
+        chunk_ends = d == 0 or (old_size[d - 1] != 1 and old_stride[d - 1] != tensor_numel * chunk_base_stride)
+        if chunk_ends:
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk_base_stride = old_stride[d - 1]
+                tensor_numel, view_numel = 1, 1
+    return view_d == -1
+
+
+@mutant(replaces="can_view", why="a -1 on an empty tensor always refused, though (-1, 4) on a (0, 4) tensor is fine")
+def can_view_empty_minus_one(x, shape):
+    shape = list(shape)
+    if shape.count(-1) > 1 or any(s < -1 for s in shape):
+        return False
+    if -1 in shape:
+        if x.numel() == 0:
+            return False
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or x.numel() % known:
+            return False
+        shape[shape.index(-1)] = x.numel() // known
+    if math.prod(shape) != x.numel():
+        return False
+    if x.dim() == 0 or x.numel() == 0:
+        return True
+    old_size, old_stride = list(x.shape), list(x.stride())
+    view_d = len(shape) - 1
+    chunk_base_stride = old_stride[-1]
+    tensor_numel, view_numel = 1, 1
+    for d in range(x.dim() - 1, -1, -1):
+        tensor_numel *= old_size[d]
+        chunk_ends = d == 0 or (old_size[d - 1] != 1 and old_stride[d - 1] != tensor_numel * chunk_base_stride)
+        if chunk_ends:
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk_base_stride = old_stride[d - 1]
+                tensor_numel, view_numel = 1, 1
+    return view_d == -1
+
+
+@mutant(replaces="can_view", why="only checks the -1 count: other negative sizes like (-2, -3) pass the product test")
+def can_view_other_negatives(x, shape):
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        return False
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or x.numel() % known:
+            return False
+        shape[shape.index(-1)] = x.numel() // known
+    if math.prod(shape) != x.numel():
+        return False
+    if x.dim() == 0 or x.numel() == 0:
+        return True
+    old_size, old_stride = list(x.shape), list(x.stride())
+    view_d = len(shape) - 1
+    chunk_base_stride = old_stride[-1]
+    tensor_numel, view_numel = 1, 1
+    for d in range(x.dim() - 1, -1, -1):
+        tensor_numel *= old_size[d]
+        chunk_ends = d == 0 or (old_size[d - 1] != 1 and old_stride[d - 1] != tensor_numel * chunk_base_stride)
+        if chunk_ends:
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk_base_stride = old_stride[d - 1]
+                tensor_numel, view_numel = 1, 1
+    return view_d == -1
+
+
+@mutant(replaces="can_view", why="no 0-d shortcut: a 0-d tensor refuses (1,) and (1, 1)")
+def can_view_no_0d(x, shape):
+    shape = list(shape)
+    if shape.count(-1) > 1 or any(s < -1 for s in shape):
+        return False
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or x.numel() % known:
+            return False
+        shape[shape.index(-1)] = x.numel() // known
+    if math.prod(shape) != x.numel():
+        return False
+    if x.numel() == 0:
+        return True
+    old_size, old_stride = list(x.shape), list(x.stride())
+    view_d = len(shape) - 1
+    chunk_base_stride = old_stride[-1] if old_stride else 1
+    tensor_numel, view_numel = 1, 1
+    for d in range(x.dim() - 1, -1, -1):
+        tensor_numel *= old_size[d]
+        chunk_ends = d == 0 or (old_size[d - 1] != 1 and old_stride[d - 1] != tensor_numel * chunk_base_stride)
+        if chunk_ends:
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk_base_stride = old_stride[d - 1]
+                tensor_numel, view_numel = 1, 1
+    return view_d == -1
+
+
+@mutant(replaces="can_view", why="size-1 dimensions break chunks like any other (their stride is compared)")
+def can_view_size_one_breaks_bp2(x, shape):
+    shape = list(shape)
+    if shape.count(-1) > 1 or any(s < -1 for s in shape):
+        return False
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or x.numel() % known:
+            return False
+        shape[shape.index(-1)] = x.numel() // known
+    if math.prod(shape) != x.numel():
+        return False
+    if x.dim() == 0 or x.numel() == 0:
+        return True
+    old_size, old_stride = list(x.shape), list(x.stride())
+    view_d = len(shape) - 1
+    chunk_base_stride = old_stride[-1]
+    tensor_numel, view_numel = 1, 1
+    for d in range(x.dim() - 1, -1, -1):
+        tensor_numel *= old_size[d]
+        chunk_ends = d == 0 or old_stride[d - 1] != tensor_numel * chunk_base_stride
+        if chunk_ends:
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk_base_stride = old_stride[d - 1]
+                tensor_numel, view_numel = 1, 1
+    return view_d == -1
+
+
+@mutant(replaces="can_view", why="leftover leading 1s in the new shape are not absorbed: (1, 6, 4) of a transposed (6, 4) refused")
+def can_view_leading_ones(x, shape):
+    shape = list(shape)
+    if shape.count(-1) > 1 or any(s < -1 for s in shape):
+        return False
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or x.numel() % known:
+            return False
+        shape[shape.index(-1)] = x.numel() // known
+    if math.prod(shape) != x.numel():
+        return False
+    if x.dim() == 0 or x.numel() == 0:
+        return True
+    old_size, old_stride = list(x.shape), list(x.stride())
+    view_d = len(shape) - 1
+    chunk_base_stride = old_stride[-1]
+    tensor_numel, view_numel = 1, 1
+    for d in range(x.dim() - 1, -1, -1):
+        tensor_numel *= old_size[d]
+        chunk_ends = d == 0 or (old_size[d - 1] != 1 and old_stride[d - 1] != tensor_numel * chunk_base_stride)
+        if chunk_ends:
+            while view_d >= 0 and view_numel < tensor_numel:
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk_base_stride = old_stride[d - 1]
+                tensor_numel, view_numel = 1, 1
+    return view_d == -1
+
+
+@mutant(replaces="can_view", why="neighbours merge when the outer stride is a multiple of the inner span (stride 0 of expand merges)")
+def can_view_divisible_strides(x, shape):
+    shape = list(shape)
+    if shape.count(-1) > 1 or any(s < -1 for s in shape):
+        return False
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or x.numel() % known:
+            return False
+        shape[shape.index(-1)] = x.numel() // known
+    if math.prod(shape) != x.numel():
+        return False
+    if x.dim() == 0 or x.numel() == 0:
+        return True
+    old_size, old_stride = list(x.shape), list(x.stride())
+    view_d = len(shape) - 1
+    chunk_base_stride = old_stride[-1]
+    tensor_numel, view_numel = 1, 1
+    for d in range(x.dim() - 1, -1, -1):
+        tensor_numel *= old_size[d]
+        span = tensor_numel * chunk_base_stride
+        chunk_ends = d == 0 or (old_size[d - 1] != 1 and (span == 0 or old_stride[d - 1] % span != 0))
+        if chunk_ends:
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk_base_stride = old_stride[d - 1]
+                tensor_numel, view_numel = 1, 1
+    return view_d == -1
+
+
+@mutant(replaces="sliding_windows", why="no step check: step 0 divides by zero, a negative step reaches as_strided (not ValueError)")
+def sliding_windows_no_step_check(x, size, step):
+    if x.dim() != 1:
+        raise ValueError("expected a 1-D tensor")
+    if not 1 <= size <= x.shape[0]:
+        raise ValueError("size out of range")
+    count = (x.shape[0] - size) // step + 1
+    (s,) = x.stride()
+    return x.as_strided((count, size), (step * s, s), x.storage_offset())
+
+
+@mutant(replaces="sliding_windows", why="no 1-D check: a 2-D input is windowed along its rows instead of refused")
+def sliding_windows_no_dim_check(x, size, step):
+    if not 1 <= size <= x.shape[0] or step < 1:
+        raise ValueError("out of range")
+    count = (x.shape[0] - size) // step + 1
+    s = x.stride(0)
+    return x.as_strided((count, size), (step * s, s), x.storage_offset())
+
+
+@mutant(replaces="sliding_windows", why="makes the input contiguous first: a stepped view y[::2] is copied")
+def sliding_windows_contiguous_first(x, size, step):
+    if x.dim() != 1:
+        raise ValueError("expected a 1-D tensor")
+    if not 1 <= size <= x.shape[0] or step < 1:
+        raise ValueError("out of range")
+    x = x.contiguous()
+    count = (x.shape[0] - size) // step + 1
+    return x.as_strided((count, size), (step, 1), x.storage_offset())

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 IN_DIM, HIDDEN, EXAMPLES, BATCH = 8, 32, 64, 8
+LR_DECAY = 0.7  # per step, for the "+decay" optimizers
 
 
 @contextlib.contextmanager
@@ -59,8 +60,12 @@ def build(optimizer: str = "adamw") -> tuple[nn.Module, torch.optim.Optimizer]:
     """A small MLP with dropout (initialised from torch's global generator) and its optimizer.
 
     `optimizer` is "adamw" or "sgd" (with momentum); a "+bn" suffix ("sgd+bn") adds a
-    BatchNorm1d layer, whose running statistics are buffers, not parameters."""
-    optimizer, _, extra = optimizer.partition("+")
+    BatchNorm1d layer, whose running statistics are buffers, not parameters; a "+decay" suffix
+    makes `train` lower every param group's lr after each step (a schedule: the lr lives in
+    optimizer.state_dict()["param_groups"], and a fresh optimizer starts from the initial one)."""
+    optimizer, *extras = optimizer.split("+")
+    decay = "decay" in extras
+    extra = "+".join(e for e in extras if e != "decay")
     if extra == "bn":
         model = nn.Sequential(nn.Linear(IN_DIM, HIDDEN), nn.BatchNorm1d(HIDDEN), nn.Tanh(), nn.Dropout(0.25),
                               nn.Linear(HIDDEN, 1))
@@ -74,6 +79,8 @@ def build(optimizer: str = "adamw") -> tuple[nn.Module, torch.optim.Optimizer]:
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     else:
         raise ValueError(f"unknown optimizer {optimizer!r}")
+    if decay:
+        opt.kit_lr_decay = LR_DECAY  # read by `train`; load_state_dict leaves the attribute alone
     return model, opt
 
 
@@ -88,6 +95,9 @@ def train(model: nn.Module, opt: torch.optim.Optimizer, data: tuple[torch.Tensor
         opt.zero_grad()
         loss.backward()
         opt.step()
+        if getattr(opt, "kit_lr_decay", None):  # a "+decay" optimizer: a per-step lr schedule
+            for group in opt.param_groups:
+                group["lr"] *= opt.kit_lr_decay
 
 
 def snapshot(model: nn.Module, opt: torch.optim.Optimizer) -> dict[str, Any]:

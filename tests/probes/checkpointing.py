@@ -235,30 +235,41 @@ def rng_round_trip(impl, seed, steps):
 FILE_PREFIX = b"kit: bytes before the checkpoint\n"
 
 
-def file_object_round_trip(impl, seed, steps):
-    """Save into an io.BytesIO that already holds FILE_PREFIX (so the checkpoint starts at its
-    current position, not at 0); load back from a BytesIO and from a real file opened "rb"."""
+def file_object_round_trip(impl, seed, steps, target="BytesIO"):
+    """Save into an io.BytesIO (`target` "file": a real file opened "wb") that already holds
+    FILE_PREFIX (so the checkpoint starts at its current position, not at 0); load back from a
+    BytesIO holding the prefix too, positioned after it, and from a real file opened "rb"."""
     scratch = tempfile.mkdtemp()
     try:
         with isolated():
             seed_everything(seed)
             model, opt = build()
             train(model, opt, dataset(seed), steps)
-            buffer = io.BytesIO()
-            buffer.write(FILE_PREFIX)  # the caller's own bytes: the checkpoint goes after them
-            impl.checkpointing.save_checkpoint(model, opt, steps, buffer)
-            closed = buffer.closed
-            if closed:
-                return {"closed": True, "results": []}
-            whole = buffer.getvalue()
+            written = os.path.join(scratch, "written.pt")
+            buffer: Any = io.BytesIO() if target == "BytesIO" else open(written, "wb")  # noqa: SIM115
+            try:
+                buffer.write(FILE_PREFIX)  # the caller's own bytes: the checkpoint goes after them
+                impl.checkpointing.save_checkpoint(model, opt, steps, buffer)
+                closed = buffer.closed
+                if closed:
+                    return {"closed": True, "results": []}
+                if target == "BytesIO":
+                    whole = buffer.getvalue()
+            finally:
+                buffer.close()
+            if target != "BytesIO":
+                with open(written, "rb") as f:
+                    whole = f.read()
             prefix_kept = whole[:len(FILE_PREFIX)] == FILE_PREFIX
             data = whole[len(FILE_PREFIX):]
             results = []
             for source in ("BytesIO", "file"):
                 seed_everything(seed + OTHER_SEED)
                 model, opt = build()
-                if source == "BytesIO":
-                    iteration = impl.checkpointing.load_checkpoint(io.BytesIO(data), model, opt)
+                if source == "BytesIO":  # the whole buffer, positioned where the checkpoint starts
+                    reader = io.BytesIO(whole)
+                    reader.seek(len(whole) - len(data))
+                    iteration = impl.checkpointing.load_checkpoint(reader, model, opt)
                 else:
                     path = os.path.join(scratch, "checkpoint.pt")
                     with open(path, "wb") as f:
@@ -324,6 +335,10 @@ class KitCrash(Exception):
     """Raised by the kit's torch.save stand-in halfway through writing (a simulated crash)."""
 
 
+class KitInterrupt(KeyboardInterrupt):
+    """Raised instead of KitCrash when asked: Ctrl-C halfway through torch.save (not an Exception)."""
+
+
 def _target_path(f: Any) -> str | None:
     """The file a torch.save / rename target names, as an absolute real path (None: in memory)."""
     if isinstance(f, (str, os.PathLike)):
@@ -339,10 +354,25 @@ def _target_path(f: Any) -> str | None:
     return None
 
 
+def _synced_path(fd: Any) -> str | None:
+    """The file an os.fsync / os.fdatasync argument (a descriptor or an object with fileno()) names."""
+    if not isinstance(fd, int):
+        try:
+            fd = fd.fileno()
+        except Exception:  # noqa: BLE001 - reported as unknown
+            return None
+    try:
+        return os.path.realpath(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return f"<fd {fd}>"
+
+
 def _watch_saves(impl, record: dict[str, list], crash: list[bool]):
-    """Wrap torch.save, os.replace, os.rename and shutil.move: record the paths they are given;
-    when crash[0] is true torch.save writes half the bytes and raises KitCrash.  Returns undo()."""
-    real = {"save": torch.save, "replace": os.replace, "rename": os.rename, "move": shutil.move}
+    """Wrap torch.save, os.replace, os.rename, shutil.move, os.fsync and os.fdatasync: record the
+    paths they are given (a sync as [path, how many renames came before it]); when crash[0] is
+    true torch.save writes half the bytes and raises crash[1] (KitCrash unless told).  Returns undo()."""
+    real = {"save": torch.save, "replace": os.replace, "rename": os.rename, "move": shutil.move,
+            "fsync": os.fsync, "fdatasync": os.fdatasync}
 
     def save(obj, f, *args, **kwargs):
         record["saved_to"].append(_target_path(f))
@@ -357,7 +387,7 @@ def _watch_saves(impl, record: dict[str, list], crash: list[bool]):
         else:
             f.write(half)
             getattr(f, "flush", lambda: None)()
-        raise KitCrash("simulated crash halfway through torch.save")
+        raise (crash[1] if len(crash) > 1 else KitCrash)("simulated crash halfway through torch.save")
 
     def renamer(kind):
         def rename(src, dst, *args, **kwargs):
@@ -365,14 +395,21 @@ def _watch_saves(impl, record: dict[str, list], crash: list[bool]):
             return real[kind](src, dst, *args, **kwargs)
         return rename
 
-    wrappers = {"replace": renamer("replace"), "rename": renamer("rename"), "move": renamer("move")}
+    def syncer(kind):
+        def sync(fd, *args, **kwargs):
+            record["syncs"].append([_synced_path(fd), len(record["renames"])])
+            return real[kind](fd, *args, **kwargs)
+        return sync
+
+    wrappers = {"replace": renamer("replace"), "rename": renamer("rename"), "move": renamer("move"),
+                "fsync": syncer("fsync"), "fdatasync": syncer("fdatasync")}
     torch.save = torch.serialization.save = save
     os.replace, os.rename, shutil.move = wrappers["replace"], wrappers["rename"], wrappers["move"]
+    os.fsync, os.fdatasync = wrappers["fsync"], wrappers["fdatasync"]
     module = impl.checkpointing
     aliased = []
     for name, value in list(vars(module).items()):  # `from os import replace` in the student's module
-        for kind, original in (("save", real["save"]), ("replace", real["replace"]), ("rename", real["rename"]),
-                               ("move", real["move"])):
+        for kind, original in real.items():
             if value is original:
                 aliased.append((name, value))
                 setattr(module, name, save if kind == "save" else wrappers[kind])
@@ -380,28 +417,34 @@ def _watch_saves(impl, record: dict[str, list], crash: list[bool]):
     def undo():
         torch.save = torch.serialization.save = real["save"]
         os.replace, os.rename, shutil.move = real["replace"], real["rename"], real["move"]
+        os.fsync, os.fdatasync = real["fsync"], real["fdatasync"]
         for name, value in aliased:
             setattr(module, name, value)
 
     return undo
 
 
-def interrupted_save(impl, seed, steps, via):
-    """Save after `steps` steps to a path (`via` "str" or "pathlib") in a folder on another file
+def interrupted_save(impl, seed, steps, via, interrupt=False):
+    """Save after `steps` steps to a path (`via` "str", "pathlib", or "bare": the str
+    "checkpoint.pt" with the folder as the working directory) in a folder on another file
     system than the temp dir when there is one; train on; save again to the same path with
-    torch.save writing half the bytes and raising KitCrash.  Returns what each save did, the
-    folder's files afterwards, the paths torch.save and the renames were given, and what
-    load_checkpoint makes of the path afterwards."""
-    record: dict[str, list] = {"saved_to": [], "renames": []}
-    crash = [False]
+    torch.save writing half the bytes and raising KitCrash (KitInterrupt, a KeyboardInterrupt,
+    when `interrupt`).  Returns what each save did, the folder's files afterwards, the paths
+    torch.save, the renames and the fsyncs were given, and what load_checkpoint makes of the
+    path afterwards."""
+    record: dict[str, list] = {"saved_to": [], "renames": [], "syncs": []}
+    crash: list[Any] = [False, KitInterrupt if interrupt else KitCrash]
+    cwd = os.getcwd()
     with scratch("kit-ckpt-", other_fs=True) as folder:
         folder = os.path.realpath(folder)
         path = os.path.join(folder, "checkpoint.pt")
-        target: Any = pathlib.Path(path) if via == "pathlib" else path
+        target: Any = {"pathlib": pathlib.Path(path), "bare": "checkpoint.pt"}.get(via, path)
         result: dict[str, Any] = {"folder": folder, "other_fs": other_fs_dir() is not None,
                                   "first": "saved", "second": "returned normally"}
         undo = _watch_saves(impl, record, crash)
         try:
+            if via == "bare":
+                os.chdir(folder)
             with isolated():
                 seed_everything(seed)
                 model, opt = build()
@@ -415,19 +458,20 @@ def interrupted_save(impl, seed, steps, via):
                 crash[0] = True
                 try:
                     impl.checkpointing.save_checkpoint(model, opt, steps + 2, target)
-                except KitCrash:
+                except (KitCrash, KitInterrupt):
                     result["second"] = "KitCrash"
                 except Exception as exc:  # noqa: BLE001
                     result["second"] = f"{type(exc).__name__}: {exc}"[:500]
         finally:
             crash[0] = False
             undo()
+            os.chdir(cwd)
         result["files"] = sorted(os.listdir(folder))
         with isolated():
             seed_everything(seed + OTHER_SEED)
             model, opt = build()
             try:
-                iteration = impl.checkpointing.load_checkpoint(target, model, opt)
+                iteration = impl.checkpointing.load_checkpoint(path if via == "bare" else target, model, opt)
                 result["after"] = {"iteration": _plain(iteration), **snapshot(model, opt)}
             except Exception as exc:  # noqa: BLE001
                 result["after"] = _error(exc)

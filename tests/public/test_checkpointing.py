@@ -166,19 +166,24 @@ def test_interrupted_save_keeps_previous_checkpoint(student, fresh_run):
 
 # -- in-process tests ---------------------------------------------------------------------------
 
-def _check_interrupted_in_process(student, *, seed: int, steps: int, via: str) -> None:
-    """Save to a path given as `via` ("str" or "pathlib.Path") in a folder on another file system
-    than the temp dir (when the machine has one), then a second save whose torch.save writes half
-    the bytes and raises: the error propagates, no temporary file is left, the first checkpoint
-    still loads, and every file torch.save wrote and every rename source is in the checkpoint's
-    own folder (so the rename is atomic: os.replace cannot cross file systems)."""
+def _check_interrupted_in_process(student, *, seed: int, steps: int, via: str, interrupt: bool = False) -> None:
+    """Save to a path given as `via` ("str", "pathlib.Path", or "bare": a file name relative to the
+    working directory) in a folder on another file system than the temp dir (when the machine has
+    one), then a second save whose torch.save writes half the bytes and raises (a KeyboardInterrupt
+    when `interrupt`): the error propagates, no temporary file is left, the first checkpoint
+    still loads, every file torch.save wrote and every rename source is in the checkpoint's
+    own folder (so the rename is atomic: os.replace cannot cross file systems), and the file
+    torch.save wrote was fsync'ed before it was renamed."""
     probe = "checkpointing.interrupted_save"
-    got = student.probe(probe, seed=seed, steps=steps, via=via)
-    kind = "a pathlib.Path" if via == "pathlib" else "a str path"
+    got = student.probe(probe, seed=seed, steps=steps, via=via, **({"interrupt": True} if interrupt else {}))
+    kind = {"pathlib": "a pathlib.Path", "bare": "a bare file name (relative to the working directory)"}.get(
+        via, "a str path")
     what = f"save_checkpoint to {kind}"
     assert_type(got, dict, probe)
     folder = got["folder"]
     where = (" (the checkpoint's folder is on another file system than the temp dir)" if got["other_fs"] else "")
+    if str(got["first"]).startswith("NotImplementedError"):
+        raise NotAttempted(probe, detail=f"{what}: raises NotImplementedError")
     if got["first"] != "saved":
         raise AssertionError(f"{what}: saving to {folder}/checkpoint.pt failed{where}: {got['first']}; create the "
                              "temporary file in the checkpoint's own folder (tempfile.mkstemp(dir=...)), so that "
@@ -191,13 +196,22 @@ def _check_interrupted_in_process(student, *, seed: int, steps: int, via: str) -
                              f"{outside[0]}{where}: create the temporary file in the same folder "
                              "(tempfile.mkstemp(dir=os.path.dirname(path))); a rename across folders can cross file "
                              "systems, where it is a copy, not atomic")
+    # The first save's file reaches the disk before the rename makes it the checkpoint (read from
+    # the calls made, so an fsync of another file, or one after the rename, does not count).
+    written = got["saved_to"][0] if got["saved_to"] else None
+    synced = [path for path, renames_before in got.get("syncs", []) if renames_before == 0]
+    if written is not None and written not in synced:
+        raise AssertionError(f"{what}: the temporary file torch.save wrote was not os.fsync'ed before it was renamed "
+                             f"over the checkpoint (fsync'ed before the rename: {synced or 'nothing'}): flush and "
+                             "fsync that file, then os.replace it")
+    crash = "a KeyboardInterrupt" if interrupt else "an exception"
     if got["second"] == "returned normally":
-        raise AssertionError(f"{what}: torch.save raised halfway through a second save, but save_checkpoint returned "
-                             "normally; remove the temporary file and re-raise the error")
+        raise AssertionError(f"{what}: torch.save raised {crash} halfway through a second save, but save_checkpoint "
+                             "returned normally; remove the temporary file and re-raise the error")
     if got["files"] != ["checkpoint.pt"]:
-        raise AssertionError(f"{what}: after a save that failed halfway the folder holds {got['files']}, expected "
-                             "only ['checkpoint.pt'] (remove the temporary file when the save fails; the checkpoint "
-                             "must stay)")
+        raise AssertionError(f"{what}: after a save that failed halfway ({crash}) the folder holds {got['files']}, "
+                             "expected only ['checkpoint.pt'] (remove the temporary file when the save fails; "
+                             "the checkpoint must stay)")
     after = got["after"]
     assert_type(after, dict, "loading after the failed save")
     if "error" in after:
@@ -282,15 +296,23 @@ def test_load_restores_every_generator(student):
 @pytest.mark.points(1)
 def test_file_object_round_trip(student):
     """save_checkpoint writes into a binary file object (left open); load_checkpoint reads BytesIO and open(..., "rb")"""
-    steps = 4
-    got = student.probe("checkpointing.file_object_round_trip", seed=8, steps=steps)
+    _check_file_object(student, seed=8, steps=4, target="BytesIO")
+
+
+def _check_file_object(student, *, seed: int, steps: int, target: str) -> None:
+    """Save into a file object (`target` "BytesIO", or "file": one opened "wb") that already holds
+    some bytes; load the checkpoint back from an io.BytesIO and from open(..., "rb")."""
+    got = student.probe("checkpointing.file_object_round_trip", seed=seed, steps=steps,
+                        **({} if target == "BytesIO" else {"target": target}))
+    kind = "an io.BytesIO" if target == "BytesIO" else 'a file opened with open(path, "wb")'
     assert_type(got, dict, "file_object_round_trip")
     if got.get("closed") is not False:
-        raise AssertionError("save_checkpoint closed the file object it was given: the caller owns it")
+        raise AssertionError(f"save_checkpoint closed the file object it was given ({kind}): the caller owns it")
     if got.get("prefix_kept") is not True:
-        raise AssertionError("save_checkpoint into an io.BytesIO that already held some bytes overwrote them: write "
-                             "at the file object's current position (do not seek to 0)")
-    want = uninterrupted(8, steps)
+        raise AssertionError(f"save_checkpoint into {kind} that already held some bytes did not write after them: "
+                             "write into the file object itself, at its current position (do not seek to 0, do "
+                             "not replace the file it came from)")
+    want = uninterrupted(seed, steps)
     assert_type(got.get("results"), list, "loaded checkpoints")
     assert_equal(len(got["results"]), 2, "the number of loaded checkpoints")
     for result in got["results"]:

@@ -112,3 +112,74 @@ def windows_torch_as_strided(x, size, step):
         raise ValueError("bad size or step")
     rows = 1 + (length - size) // step
     return torch.as_strided(x, (rows, size), (x.stride(0) * step, x.stride(0)), x.storage_offset())
+
+
+# --- breaking pass 2 ---
+
+@variant(replaces="transpose_view", why="omits storage_offset: as_strided keeps the input's offset by default")
+def transpose_view_default_offset(x, dim0, dim1):
+    if x.dim() == 0:
+        if dim0 not in (0, -1) or dim1 not in (0, -1):
+            raise IndexError("dimension out of range")
+        return x.as_strided((), ())
+    n = x.dim()
+    dims = [d + n if d < 0 else d for d in (dim0, dim1)]
+    order = list(range(n))
+    order[dims[0]], order[dims[1]] = order[dims[1]], order[dims[0]]
+    return x.as_strided([x.shape[i] for i in order], [x.stride(i) for i in order])
+
+
+@variant(replaces="sliding_windows", why="window count as a ceiling division, strides read per dimension")
+def sliding_windows_ceil(x, size, step):
+    if x.dim() != 1:
+        raise ValueError("need 1-D")
+    n = x.shape[0]
+    if size < 1 or size > n or step < 1:
+        raise ValueError("bad size/step")
+    count = -(-(n - size + 1) // step)
+    return torch.as_strided(x, (count, size), (step * x.stride(0), x.stride(0)), x.storage_offset())
+
+
+@variant(replaces="contiguous_strides", why="suffix products with math.prod over the clamped later sizes")
+def contiguous_strides_prod(shape):
+    return tuple(math.prod(max(s, 1) for s in shape[i + 1:]) for i in range(len(shape)))
+
+
+@variant(replaces="can_view", why="forward greedy grouping of chunks, left to right, ones skipped")
+def can_view_forward(x, shape):
+    shape = list(shape)
+    if shape.count(-1) > 1 or any(s < -1 for s in shape):
+        return False
+    n = x.numel()
+    if -1 in shape:
+        rest = 1
+        for s in shape:
+            if s != -1:
+                rest *= s
+        if rest == 0 or n % rest:
+            return False
+        shape[shape.index(-1)] = n // rest
+    total = 1
+    for s in shape:
+        total *= s
+    if total != n:
+        return False
+    if x.dim() == 0 or n == 0:
+        return True
+    dims = [(sz, st) for sz, st in zip(x.shape, x.stride()) if sz != 1]
+    chunks = []
+    for sz, st in dims:
+        if chunks and chunks[-1][1] == st * sz:
+            chunks[-1] = (chunks[-1][0] * sz, st)
+        else:
+            chunks.append((sz, st))
+    new = [s for s in shape if s != 1]
+    i = 0
+    for size, _ in chunks:
+        acc = 1
+        while acc < size and i < len(new):
+            acc *= new[i]
+            i += 1
+        if acc != size:
+            return False
+    return i == len(new)
