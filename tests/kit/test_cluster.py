@@ -456,7 +456,7 @@ def test_roster_shard_with_nothing_here_lists_absent_students(tmp_path, capsys):
     absent = [s for s in CLASS if shard_of(s, 3) == 2]
     assert manifest["seen"] == CLASS and manifest["absent"] == absent and manifest["owned"] == {}
     for k in (1, 3):
-        _fake_shard(tmp_path / f"s{k}", k, 3)
+        _fake_shard(tmp_path / f"s{k}", k, 3, version=manifest["kit_version"])  # as the real shard's kit
         (tmp_path / f"s{k}" / "instructor" / "shard.json").write_text(json.dumps({
             **json.loads((tmp_path / f"s{k}" / "instructor" / "shard.json").read_text()),
             "kit_version": manifest["kit_version"], "graded_with": manifest["graded_with"]}))
