@@ -95,6 +95,21 @@ def release_uid(uid: int | None) -> None:
             os.close(fd)
 
 
+def hold_if_free(uid: int) -> bool:
+    """Take `uid`'s lease for a moment, without killing or clearing anything, if no grader
+    process holds it (to inspect what an ended sandbox left); `drop_hold` gives it back."""
+    return is_root() and _try_lock(uid)
+
+
+def drop_hold(uid: int) -> None:
+    fd = _held.pop(uid, None)
+    if fd is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
 # -- processes -----------------------------------------------------------------------------------
 
 def processes_of_uid(uid: int) -> list[int]:
