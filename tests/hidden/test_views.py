@@ -11,7 +11,7 @@ from grader.expect import assert_cases, assert_equal, assert_type
 from tests.generators import check_view_of, describe_spec, describe_view_case, torch_can_view, view_cases
 from tests.hidden.strategies_memory_views import property_settings, strided_specs, transpose_case_lists, view_case_lists
 from tests.probes._tensors import build
-from tests.public.test_views import can_view_rule_gate, transpose_rule_gate
+from tests.public.test_views import can_view_rule_gate, check_sliding_windows, transpose_rule_gate
 
 
 @pytest.mark.points(1)
@@ -58,12 +58,7 @@ def test_sliding_windows_edge_cases(student):
     cases = [[{"shape": [30], "slices": [[3, 30, 3]]}, 4, 6], [{"shape": [5]}, 5, 1], [{"shape": [8]}, 1, 1],
              [{"shape": [9], "as_strided": [[4], [2], 1]}, 2, 1], [{"shape": [24], "as_strided": [[6], [4], 2]}, 3, 2],
              [{"shape": [11]}, 3, 4], [{"shape": [7], "slices": [[6, 7, 1]]}, 1, 3]]
-    got = student.probe("views.sliding_windows", cases=cases)
-    assert_type(got, list, "sliding_windows results")
-    assert_equal(len(got), len(cases), "number of sliding_windows results")
-    for (spec, size, step), observed in zip(cases, got):
-        check_view_of(observed, spec, lambda x, size=size, step=step: x.unfold(0, size, step),
-                      f"sliding_windows({describe_spec(spec)}, size={size}, step={step})")
+    check_sliding_windows(student, cases)
     student.raises("views.sliding_windows", "ValueError", cases=[[{"shape": [5]}, 2, 0]])
     student.raises("views.sliding_windows", "ValueError", cases=[[{"shape": [5]}, 2, -1]])
     student.raises("views.sliding_windows", "ValueError", cases=[[{"shape": [2, 3]}, 2, 1]])

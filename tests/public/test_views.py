@@ -169,14 +169,19 @@ SLIDING_CASES = [({"shape": [10]}, 3, 1), ({"shape": [10]}, 4, 3), ({"shape": [9
                  ({"shape": [1]}, 1, 1)]
 
 
+def check_sliding_windows(student, cases) -> None:
+    """Each (spec, size, step) case against x.unfold(0, size, step), as a view of x."""
+    got = student.probe("views.sliding_windows", cases=cases)
+    assert_type(got, list, "sliding_windows results")
+    assert_equal(len(got), len(cases), "number of sliding_windows results")
+    for (spec, size, step), observed in zip(cases, got):
+        check_view_of(observed, spec, lambda x, size=size, step=step: x.unfold(0, size, step),
+                      f"sliding_windows({describe_spec(spec)}, size={size}, step={step})")
+
+
 @pytest.mark.points(2)
 def test_sliding_windows(student):
     """sliding_windows equals x.unfold(0, size, step) as a view of x (same storage, offset, strides); rejects bad sizes"""
-    got = student.probe("views.sliding_windows", cases=SLIDING_CASES)
-    assert_type(got, list, "sliding_windows results")
-    assert_equal(len(got), len(SLIDING_CASES), "number of sliding_windows results")
-    for (spec, size, step), observed in zip(SLIDING_CASES, got):
-        check_view_of(observed, spec, lambda x, size=size, step=step: x.unfold(0, size, step),
-                      f"sliding_windows({describe_spec(spec)}, size={size}, step={step})")
+    check_sliding_windows(student, SLIDING_CASES)
     student.raises("views.sliding_windows", "ValueError", cases=[[{"shape": [5]}, 6, 1]])
     student.raises("views.sliding_windows", "ValueError", cases=[[{"shape": [5]}, 0, 1]])
