@@ -314,12 +314,18 @@ def main(argv: list[str] | None = None) -> int:
 
     with os.fdopen(args.fd_config, "rb") as f:
         config = json.loads(f.read())
+    return run(config, args.fd_in, args.fd_out, args.fd_fault)
+
+
+def run(config: dict[str, Any], fd_in: int, fd_out: int, fd_fault: int | None) -> int:
+    """Steps 1-4 of the start-up, then serve (also the entry of a child of the sandbox zygote,
+    `grader.sandbox.zygote`, whose imports of step 4 are already done)."""
     layers = lock_down(config)
     limits = config.get("limits") or {}
-    if args.fd_fault is not None:
+    if fd_fault is not None:
         import faulthandler
 
-        fault = os.fdopen(args.fd_fault, "w", buffering=1)
+        fault = os.fdopen(fd_fault, "w", buffering=1)
         faulthandler.enable(file=fault, all_threads=False)
         sys.modules[__name__].__dict__["_FAULT_FILE"] = fault  # keep it open
 
@@ -343,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             pass
     from grader.sandbox.channel import Channel
 
-    channel = Channel(args.fd_in, args.fd_out)
+    channel = Channel(fd_in, fd_out)
     try:
         return serve_forever(channel, config["folder"], limits, layers)
     except (BrokenPipeError, EOFError):

@@ -157,6 +157,8 @@ class SandboxBackend:
         self.stats["starts"] += 1
         sandbox.start()
         self.stats["layers"] = sandbox.layers
+        if sandbox.zygote_note:  # instructor.json only: the zygote failed and the sandbox started the ordinary way
+            self.stats["zygote_note"] = self.scrub(sandbox.zygote_note)[:1000]
         self.stats["startup_seconds"].append(round(sandbox.startup_seconds, 3))
         self.sandbox = sandbox
         return sandbox

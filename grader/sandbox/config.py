@@ -16,6 +16,7 @@ SANDBOX_FOLDER = "/submission"
 SANDBOX_KIT = "/kit"
 SANDBOX_TMP = "/tmp"
 SANDBOX_OTHER_FS = "/scratch"  # bubblewrap: the second scratch, a tmpfs of its own
+ZYGOTE_INBOX = "/kit-inbox"  # the sandbox zygote: where the submission of the child it forks waits
 
 
 @dataclass
@@ -58,6 +59,7 @@ class SandboxSettings:
     output_cap: int = 64 * 1024  # bytes of the submission's stdout/stderr kept for the log
     limits: Limits = field(default_factory=Limits)
     uid: int | None = None  # the job slot's uid when root (kept for callers; see uid_per_submission)
+    zygote: bool = True  # fork sandboxes from a pre-imported zygote where it is safe (grader.sandbox.zygote)
     uid_per_submission: bool = True  # root: every SandboxBackend leases a fresh uid from the pool
     cgroup: bool = True  # put each sandbox in a memory cgroup of its own where the grader may create one
     log_path: str | None = None  # where close() writes the captured output (None: nowhere)

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 from grader import KIT_ROOT
-from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, LEVELS, RLIMITS, SANDBOX_FOLDER, SANDBOX_KIT,
+from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, LEVELS, RLIMITS, SANDBOX_FOLDER, SANDBOX_KIT, ZYGOTE_INBOX,
                                      SANDBOX_OTHER_FS, SANDBOX_TMP, Limits)
 from grader.sandbox.uids import is_root
 
@@ -244,11 +244,18 @@ def gpu_devices() -> list[str]:
     return [d for d in sorted(glob.glob("/dev/nvidia*")) if not os.path.isdir(d)]
 
 
-def bwrap_options(folder: Path, bundle: Path, limits: Limits, env: dict[str, str], gpu: bool = False) -> list[str]:
-    """The bwrap options (they go through ``--args FD``): everything read-only except the tmpfs."""
+def bwrap_options(folder: Path, bundle: Path, limits: Limits, env: dict[str, str], gpu: bool = False,
+                  zygote: bool = False) -> list[str]:
+    """The bwrap options (they go through ``--args FD``): everything read-only except the tmpfs.
+
+    `zygote`: the options of the sandbox zygote (`grader.sandbox.zygote`): `folder` is its inbox,
+    bound at /kit-inbox, /submission is an empty mount point, and it keeps CAP_SYS_ADMIN to give
+    each child fresh mounts (the child's setuid clears it with the others)."""
     argv = [*namespace_flags(), "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     if is_root():  # the worker needs these two to drop to its uid; setuid clears them all
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        if zygote:
+            argv += ["--cap-add", "CAP_SYS_ADMIN"]
     argv.append("--clearenv")
     for key, value in env.items():
         argv += ["--setenv", key, value]
@@ -256,7 +263,7 @@ def bwrap_options(folder: Path, bundle: Path, limits: Limits, env: dict[str, str
     venv = venv_inside()
     for p in python_mounts():
         binds.append((p, SANDBOX_VENV if venv and p == venv else p))
-    binds += [(str(bundle), SANDBOX_KIT), (str(folder), SANDBOX_FOLDER)]
+    binds += [(str(bundle), SANDBOX_KIT), (str(folder), ZYGOTE_INBOX if zygote else SANDBOX_FOLDER)]
     made: set[str] = {"/"}
     dirs: list[str] = []
     for _, dest in binds:
@@ -288,6 +295,8 @@ def bwrap_options(folder: Path, bundle: Path, limits: Limits, env: dict[str, str
             argv += ["--perms", "0755", "--dir", d]
     for src, dest in binds[1:]:
         argv += ["--ro-bind", src, dest]
+    if zygote:
+        argv += ["--perms", "0755", "--dir", SANDBOX_FOLDER]
     argv += ["--remount-ro", "/", "--chdir", SANDBOX_TMP]
     return argv
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import MODULES
-from grader.sandbox import launchers, limits as limits_mod, seccomp, uids
+from grader.sandbox import launchers, limits as limits_mod, seccomp, uids, zygote as zygote_mod
 from grader.sandbox.channel import CappedBuffer, ChannelTimeout, Drain, Garbage, read_message, write_message
 from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, SANDBOX_FOLDER, SANDBOX_KIT, SANDBOX_OTHER_FS,
                                      SANDBOX_TMP, SandboxSettings)
@@ -63,9 +63,31 @@ class Sandbox:
         self.startup_seconds = 0.0
         self.req_w: int | None = None
         self.rep_r: int | None = None
+        self.zygote: zygote_mod.Zygote | None = None
+        self.zygote_note = ""  # why a zygote was to be used and could not be (instructor-only)
 
     # lifecycle ------------------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
+        """Start the worker (forked from the zygote where `grader.sandbox.zygote.why_not` allows;
+        if the zygote fails before any student code ran, started the ordinary way) and wait for
+        its ready message."""
+        self.zygote = None
+        if not zygote_mod.why_not(self.settings, self.launcher, self.uid):
+            try:
+                self.zygote = zygote_mod.shared(self.settings)
+            except zygote_mod.ZygoteError as exc:
+                self.zygote_note = str(exc)
+        if self.zygote is not None:
+            try:
+                return self._start()
+            except SandboxStartError as exc:
+                self.zygote_note = str(exc)
+                zygote_mod.give_up(self.zygote, str(exc))
+                self.zygote = None
+                self.killed_why = ""
+        return self._start()
+
+    def _start(self) -> dict[str, Any]:
         global _counter
         t0 = time.monotonic()
         s = self.settings
@@ -86,7 +108,10 @@ class Sandbox:
         child_fds = [req_r, rep_w, fault_w, cfg_r]
         extra_fds: list[int] = []
         try:
-            if self.launcher == BUBBLEWRAP:
+            if self.zygote is not None:
+                config.update(folder=SANDBOX_FOLDER, seccomp=seccomp.program().hex() if sec_ok else None)
+                self.proc = self._fork_from_zygote(config, [req_r, rep_w, fault_w, out_w])
+            elif self.launcher == BUBBLEWRAP:
                 env = launchers.sandbox_env(SANDBOX_TMP, SANDBOX_KIT, SANDBOX_OTHER_FS, gpu=s.gpu)
                 options = launchers.bwrap_options(self.folder, bundle, lim, env, gpu=s.gpu)
                 args_r, args_w = os.pipe()
@@ -117,16 +142,17 @@ class Sandbox:
                 if self.uid is not None and not all(uids.others_can_read(p) for p in launchers.python_mounts()):
                     config["keep_read_cap"] = True
                 prefix, cwd = [], scratch
-            os.write(cfg_w, json.dumps(config).encode())
+            if self.zygote is None:
+                os.write(cfg_w, json.dumps(config).encode())
+                argv = [*prefix, launchers.sandbox_python(self.launcher), "-P", "-m", "grader.worker", "--fd-in", str(req_r),
+                        "--fd-out", str(rep_w), "--fd-fault", str(fault_w), "--fd-config", str(cfg_r)]
+                preexec = limits_mod.join_cgroup_preexec(self.cgroup.procs_file) if self.cgroup else None
+                self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, env=env, cwd=cwd,
+                                             pass_fds=(*child_fds, *extra_fds), start_new_session=True, close_fds=True,
+                                             preexec_fn=preexec)
             os.close(cfg_w)
             cfg_w = -1
-            argv = [*prefix, launchers.sandbox_python(self.launcher), "-P", "-m", "grader.worker", "--fd-in", str(req_r), "--fd-out", str(rep_w),
-                    "--fd-fault", str(fault_w), "--fd-config", str(cfg_r)]
-            preexec = limits_mod.join_cgroup_preexec(self.cgroup.procs_file) if self.cgroup else None
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, env=env, cwd=cwd,
-                                         pass_fds=(*child_fds, *extra_fds), start_new_session=True, close_fds=True,
-                                         preexec_fn=preexec)
-        except OSError as exc:
+        except (OSError, zygote_mod.ZygoteError) as exc:
             for fd in (req_r, req_w, rep_r, rep_w, out_r, out_w, fault_r, fault_w, cfg_r, cfg_w, *extra_fds):
                 if fd >= 0:
                     try:
@@ -166,9 +192,40 @@ class Sandbox:
             "memory": (f"cgroup v{self.cgroup.version} limit" if self.cgroup else "watched from outside (RSS)")
                       + f" {cap / 2**30:g} GiB",
             "tmpfs_caps": self.launcher == BUBBLEWRAP,
+            "zygote": self.zygote is not None,
         }
         self.startup_seconds = time.monotonic() - t0
         return ready
+
+    def _fork_from_zygote(self, config: dict[str, Any], fds: list[int]) -> zygote_mod.Child:
+        """A child of the zygote (grader.sandbox.zygote) serving on `fds`, in its cgroup before it runs."""
+        assert self.zygote is not None
+        global _counter
+        name = f"job-{os.getpid()}-{_counter}"
+        dest = self.zygote.inbox / name
+        shutil.copytree(self.folder, dest, symlinks=False)
+        self.scratch.append(str(dest))
+        lim = self.settings.limits
+        go_r, go_w = os.pipe()
+        try:
+            child = self.zygote.fork({"worker": config, "inbox_name": name,
+                                      "tmpfs": {"tmp": lim.tmpfs_bytes, "shm": lim.shm_bytes}}, [*fds, go_r])
+        finally:
+            os.close(go_r)
+        try:
+            if self.cgroup is not None:
+                with open(self.cgroup.procs_file, "w") as f:
+                    f.write(str(child.pid))
+            os.write(go_w, b"g")
+        except OSError:
+            try:
+                os.kill(child.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            raise
+        finally:
+            os.close(go_w)
+        return child
 
     def _pids(self) -> list[int]:
         if self.cgroup is not None:

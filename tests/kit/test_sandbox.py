@@ -277,6 +277,7 @@ def test_isolation_seen_from_inside(launcher: str, submission: Path, server: tup
                                    "kit_hidden": False, "kit_probes": True, "kit_grader": True}
         assert set(facts["root"]) <= {"usr", "bin", "lib", "lib64", "lib32", "libx32", "sbin", "etc", "proc", "dev",
                                       "tmp", "kit", "submission", "scratch", "venv", *Path(KIT_ROOT).parts[1:2], "root",
+                                      "kit-inbox",  # (empty: a zygote's child unmounted it)
                                       "opt", "home"}
         assert facts["writable"] == {"/submission/x.py": False, "/kit/x.py": False, "/tmp/x": True, "/usr/x": False}
     else:  # no namespaces: the host's paths, but only the allowed trees can be opened
@@ -381,6 +382,99 @@ def test_kernel_state_of_a_uid_does_not_outlive_its_sandbox() -> None:
     assert first.uid != second.uid and None not in (first.uid, second.uid)
     first.close()
     second.close()
+
+
+ZYGOTE_SPY = textwrap.dedent("""
+    import json, os, signal, socket, time
+
+    def rounds_to_zero(action, dtype):
+        other = os.environ["KIT_OTHER_FS_DIR"]
+        if action == "plant":  # everything a submission could leave for the next one
+            for folder in ("/tmp", "/dev/shm", other):
+                with open(os.path.join(folder, "planted"), "w") as f:
+                    f.write("x")
+            if os.fork() == 0:  # a double-forked orphan in a session of its own, holding a socket
+                os.setsid()
+                if os.fork() == 0:
+                    s = socket.socket(socket.AF_UNIX)
+                    s.bind("\\0kit-planted")
+                    s.listen()
+                    time.sleep(300)
+                os._exit(0)
+            time.sleep(0.5)
+            return json.dumps({"uid": os.getuid()})
+        facts = {"uid": os.getuid(), "pid": os.getpid(), "files": [os.path.exists(os.path.join(f, "planted"))
+                                                                  for f in ("/tmp", "/dev/shm", other)]}
+        facts["submission"] = sorted(os.listdir("/submission"))
+        facts["inbox"] = os.listdir("/kit-inbox") if os.path.isdir("/kit-inbox") else None
+        uids, zygote = set(), None
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                status = open(f"/proc/{pid}/status").read()
+                cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
+            except OSError:
+                continue
+            uids.add(int(status.split("Uid:")[1].split()[0]))
+            if b"grader.sandbox.zygote" in cmdline and status.split("Uid:")[1].split()[0] == "0":  # (its forks show its command line)
+                zygote = int(pid)
+        facts["uids"] = sorted(uids)
+        try:
+            os.kill(zygote, signal.SIGKILL) if zygote else None
+            facts["kill_zygote"] = "killed" if zygote else "no zygote"
+        except OSError as exc:
+            facts["kill_zygote"] = type(exc).__name__
+        try:
+            socket.socket(socket.AF_UNIX).connect("\\0kit-planted")
+            facts["socket"] = True
+        except OSError:
+            facts["socket"] = False
+        facts["CapEff"] = open("/proc/self/status").read().split("CapEff:")[1].split()[0]
+        return json.dumps(facts)
+""")
+
+
+def test_zygote_children_share_nothing(workdir: Path) -> None:
+    """Sandboxes forked from one zygote (grader.sandbox.zygote) in a row: what the first leaves
+    (files in every writable folder, an orphan process in a session of its own holding a socket)
+    is gone for the second, which sees only its own submission, has no capability, and cannot
+    signal the zygote.  Without root there is no zygote: sandboxes start the ordinary way."""
+    _bwrap_or_fail()
+    folders = []
+    for name in ("first", "second"):
+        folder = workdir / name
+        folder.mkdir()
+        (folder / "memory.py").write_text(ZYGOTE_SPY)
+        (folder / f"{name}_helper.py").write_text("X = 1\n")
+        folders.append(folder)
+    first = _backend(folders[0], launcher=BUBBLEWRAP)
+    try:
+        planted = first.call("memory.rounds_to_zero", {"cases": [["plant", "float32"]]})
+        assert "ok" in planted, planted
+    finally:
+        first.close()
+    if os.geteuid() != 0:
+        assert first.stats["layers"]["zygote"] is False
+        return
+    assert first.stats["layers"]["zygote"] is True, first.stats
+    second = _backend(folders[1], launcher=BUBBLEWRAP)
+    try:
+        reply = second.call("memory.rounds_to_zero", {"cases": [["look", "float32"]]})
+        assert "ok" in reply, reply
+        facts = json.loads(reply["ok"][0])
+    finally:
+        second.close()
+    assert second.stats["layers"]["zygote"] is True
+    assert facts["files"] == [False, False, False]
+    assert facts["submission"] == ["memory.py", "second_helper.py"] and facts["inbox"] in ([], None)
+    assert set(facts["uids"]) <= {0, facts["uid"]}, facts["uids"]  # root: bwrap's init and the zygote
+    assert facts["socket"] is False and facts["kill_zygote"] == "PermissionError"
+    assert facts["CapEff"] == "0000000000000000" and facts["uid"] != json.loads(planted["ok"][0])["uid"]
+    off = _backend(folders[1], launcher=BUBBLEWRAP, zygote=False)
+    try:
+        assert "ok" in off.call("memory.rounds_to_zero", {"cases": [["look", "float32"]]})
+    finally:
+        off.close()
+    assert off.stats["layers"]["zygote"] is False
 
 
 def test_auto_picks_landlock_where_namespaces_are_refused() -> None:

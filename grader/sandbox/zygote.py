@@ -1,0 +1,478 @@
+"""The sandbox zygote: one pre-imported process per job slot that forks each submission's sandbox.
+
+Starting a sandbox used to mean starting an interpreter and importing torch (and, on the first
+dispatch-mode probe, torch._dynamo): about 2.6 s of CPU per submission, more than the student's
+code itself takes.  The zygote pays it once per job slot:
+
+* The trusted side (`Zygote`, in the grading process) starts it with the bubblewrap launcher as
+  for a sandbox (read-only root, kit bundle, private pid/net/ipc/uts namespaces), except that
+  the submission folder is an *inbox* (a host folder of the grader's, bound read-only at
+  ``/kit-inbox``) and the process keeps CAP_SYS_ADMIN, CAP_SETUID and CAP_SETGID.
+* The zygote (`main`, inside) imports torch, the tripwire, the probes and the libraries a
+  submission imports, then only ever forks.  It never receives a request, never imports a
+  submission and never runs student code: what a child inherits is the state of a clean import.
+* Each sandbox is a child.  Before any student code, in this order, the child:
+  waits until the grader has moved it into its memory cgroup; takes a mount and an IPC
+  namespace of its own, with fresh tmpfs at ``/tmp``, ``/dev/shm`` and ``/scratch`` (nothing a
+  previous submission wrote is there) and its submission bound read-only at ``/submission``,
+  the inbox unmounted; then runs the ordinary worker start-up (`grader.worker.run`): rlimits,
+  the submission's own uid (which clears every capability), no_new_privs, the seccomp filter,
+  the fresh-process template, and serves probe calls exactly like a started worker.
+* The grader kills a child like any sandbox (its process group, every process of its uid, the
+  uid's kernel state) and the zygote reports the child's exit status for the crash messages.
+
+What children of one zygote share, and why it is safe: the pid, network and UTS namespaces
+(every process of a submission is killed by uid before the next one starts; the network
+namespace has only loopback and the filter refuses sockets), and the zygote's memory at fork
+time (a clean import: copy-on-write, never written by a child's code back to the zygote).
+
+Used only where every layer above exists: bubblewrap, running as root (a uid per submission),
+no GPU (CUDA may not be initialised before a fork), Python not installed under a folder the
+fresh tmpfs would hide.  Elsewhere, and whenever the zygote cannot start, sandboxes start as
+before (`grader.sandbox.process`), and `SandboxSettings.zygote = False` turns it off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from grader.sandbox.config import ZYGOTE_INBOX as INBOX
+
+_MAX_MESSAGE = 1 << 20
+
+# -- inside: the zygote process --------------------------------------------------------------
+
+# linux/sched.h, linux/mount.h
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWIPC = 0x08000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV = 1, 2, 4
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
+_MNT_DETACH = 2
+
+
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        import ctypes
+
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def preload() -> None:
+    """Everything a sandbox imports before (and, lazily, while) serving probes: trusted modules
+    from the installation and the kit bundle only.  Order as in `grader.worker.run`: torch, the
+    tripwire, then the rest (imported after the wires, as they would be lazily)."""
+    import torch
+
+    torch.set_num_threads(1)
+    from grader import MODULES, tripwire
+
+    tripwire.install()
+    import grader.serve  # noqa: F401
+
+    for module in MODULES:
+        try:
+            __import__(f"tests.probes.{module}")
+        except Exception:  # noqa: BLE001 - a broken probe module fails its own calls
+            pass
+    # imported lazily by torch on the first TorchDispatchMode call (1.2 s) and by solutions
+    for name in ("torch._dynamo", "torch.utils.flop_counter", "numpy", "einops", "jaxtyping", "beartype"):
+        try:
+            __import__(name)
+        except Exception:  # noqa: BLE001 - a library the machine lacks is imported (and fails) in the child
+            pass
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def _become_sandbox(config: dict[str, Any], fds: list[int], go: int) -> None:
+    """In the forked child, before any student code: wait for the grader (cgroup), then fresh
+    namespaces and mounts, then the worker's own lock-down (`grader.worker.run`)."""
+    req_r, rep_w, fault_w, out_w = fds
+    os.setsid()
+    for target in (1, 2):
+        os.dup2(out_w, target)
+    os.close(out_w)
+    if os.read(go, 1) != b"g":  # the grader moved us into our cgroup (or gave up: exit)
+        os._exit(0)
+    os.close(go)
+    libc = _libc()
+    _check(libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "unshare")
+    _check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "making mounts private")
+    from grader.sandbox.config import SANDBOX_FOLDER, SANDBOX_OTHER_FS, SANDBOX_TMP
+
+    sizes = config["tmpfs"]
+    for path, size in ((SANDBOX_TMP, sizes["tmp"]), ("/dev/shm", sizes["shm"]), (SANDBOX_OTHER_FS, sizes["shm"])):
+        data = f"mode=1777,size={int(size)}".encode()
+        _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, data), f"tmpfs at {path}")
+    source = f"{INBOX}/{config['inbox_name']}".encode()
+    _check(libc.mount(source, SANDBOX_FOLDER.encode(), None, _MS_BIND | _MS_REC, None), "binding the submission")
+    _check(libc.mount(None, SANDBOX_FOLDER.encode(), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV,
+                      None), "remounting the submission read-only")
+    _check(libc.umount2(INBOX.encode(), _MNT_DETACH), "unmounting the inbox")
+    os.chdir(SANDBOX_TMP)
+    from grader import worker
+
+    os._exit(worker.run(config["worker"], req_r, rep_w, fault_w))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -P -m grader.sandbox.zygote --fd N``: preload, then fork a child per request."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] != "--fd":
+        print("usage: python -m grader.sandbox.zygote --fd N (started by the grader)", file=sys.stderr)
+        return 2
+    ctl = socket.socket(fileno=int(args[1]))
+    preload()
+    if _threads() != 1:  # fork copies only the calling thread: refuse rather than risk a child deadlock
+        ctl.send(json.dumps({"ready": False, "why": f"the zygote has {_threads()} threads after its imports"}).encode())
+        return 1
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    ctl.send(json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    import select
+
+    while True:
+        readable, _, _ = select.select([ctl, wake_r], [], [])
+        if wake_r in readable:
+            os.read(wake_r, 4096)
+        while True:  # report every child that ended
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            ctl.send(json.dumps({"exit": pid, "status": status}).encode())
+        if ctl not in readable:
+            continue
+        message, fds, _, _ = socket.recv_fds(ctl, _MAX_MESSAGE, 5)
+        if not message:
+            return 0  # the grader went away
+        if len(fds) != 5:
+            for fd in fds:
+                os.close(fd)
+            ctl.send(json.dumps({"forked": None, "why": f"expected 5 descriptors, got {len(fds)}"}).encode())
+            continue
+        config = json.loads(message)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                keep = set(fds)
+                for fd in (ctl.fileno(), wake_r, wake_w):
+                    os.close(fd)
+                os.closerange(3, min(fds))
+                for fd in range(min(fds) + 1, max(fds)):
+                    if fd not in keep:
+                        try:
+                            os.close(fd)
+                        except OSError:
+                            pass
+                os.closerange(max(fds) + 1, 1 << 16)
+                _become_sandbox(config, fds[:4], fds[4])
+            except BaseException as exc:  # noqa: BLE001 - the grader sees the start fail
+                try:
+                    os.write(2, f"the sandbox could not start in the zygote: {type(exc).__name__}: {exc}\n".encode())
+                finally:
+                    os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        ctl.send(json.dumps({"forked": pid}).encode())
+
+
+# -- outside: the grader's handle ------------------------------------------------------------
+
+class ZygoteError(Exception):
+    """The zygote could not start or fork (the sandbox then starts the ordinary way)."""
+
+
+def _ns_pid(host_pid: int) -> int | None:
+    """The pid of `host_pid` in its innermost pid namespace (the last field of NSpid)."""
+    try:
+        with open(f"/proc/{host_pid}/status") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+class Child:
+    """A sandbox forked by the zygote, with the parts of `subprocess.Popen` the sandbox uses."""
+
+    def __init__(self, zygote: "Zygote", ns_pid: int, host_pid: int):
+        self.zygote, self.ns_pid, self.pid = zygote, ns_pid, host_pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            status = self.zygote.exit_status(self.ns_pid, 0.0)
+            if status is not None:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            status = self.zygote.exit_status(self.ns_pid, 3600.0 if timeout is None else timeout)
+            if status is None:
+                raise subprocess.TimeoutExpired("sandbox", timeout or 0.0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+class Zygote:
+    """The grader's side of one zygote: start it, fork children, learn how they ended."""
+
+    def __init__(self, argv_prefix: list[str], python: str, env: dict[str, str], pass_fds: list[int],
+                 inbox: Path, timeout: float):
+        self.inbox = inbox
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.ctl = ours
+        self.exits: dict[int, int] = {}
+        self.replies: list[dict[str, Any]] = []
+        self.cond = threading.Condition()
+        self.lock = threading.Lock()  # one fork at a time
+        self.dead = False
+        import tempfile
+
+        self.log = tempfile.TemporaryFile()
+        argv = [*argv_prefix, python, "-P", "-m", "grader.sandbox.zygote", "--fd", str(theirs.fileno())]
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
+                                         pass_fds=(theirs.fileno(), *pass_fds), start_new_session=True,
+                                         close_fds=True)
+        except OSError as exc:
+            raise ZygoteError(f"cannot start the zygote: {exc}") from None
+        finally:
+            theirs.close()
+        self.ctl.settimeout(timeout)
+        try:
+            ready = json.loads(self.ctl.recv(_MAX_MESSAGE) or b"{}")
+        except (OSError, ValueError) as exc:
+            ready = {"why": f"{type(exc).__name__}: {exc}"}
+        if ready.get("ready") is not True:
+            self.close()
+            raise ZygoteError(f"the zygote did not start: {ready.get('why', '')} {self.output()}".strip())
+        from grader.sandbox.limits import tree_pids
+
+        self.host_pid = next((p for p in tree_pids(self.proc.pid) if p != self.proc.pid and _ns_pid(p) == ready["pid"]),
+                             None)
+        if self.host_pid is None:
+            self.close()
+            raise ZygoteError("the zygote's process was not found")
+        self.ctl.settimeout(None)
+        self.reader = threading.Thread(target=self._read, name="zygote-reader", daemon=True)
+        self.reader.start()
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read()[-2000:].decode(errors="replace")
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self.ctl.recv(_MAX_MESSAGE)
+            except OSError:
+                data = b""
+            with self.cond:
+                if not data:
+                    self.dead = True
+                    self.cond.notify_all()
+                    return
+                message = json.loads(data)
+                if "exit" in message:
+                    self.exits[int(message["exit"])] = int(message["status"])
+                else:
+                    self.replies.append(message)
+                self.cond.notify_all()
+
+    def alive(self) -> bool:
+        return not self.dead and self.proc.poll() is None
+
+    def fork(self, config: dict[str, Any], fds: list[int], timeout: float = 30.0) -> Child:
+        """A new child serving on `fds` (request read end, reply write end, fault write end, the
+        output's write end, the go pipe's read end); it waits for a byte on the go pipe."""
+        with self.lock:
+            with self.cond:
+                self.replies.clear()
+            try:
+                socket.send_fds(self.ctl, [json.dumps(config).encode()], fds)
+            except OSError as exc:
+                raise ZygoteError(f"the zygote did not take the request: {exc}") from None
+            deadline = time.monotonic() + timeout
+            with self.cond:
+                while not self.replies and not self.dead and time.monotonic() < deadline:
+                    self.cond.wait(deadline - time.monotonic())
+                if not self.replies:
+                    raise ZygoteError("the zygote did not answer")
+                answer = self.replies.pop(0)
+        ns_pid = answer.get("forked")
+        if not isinstance(ns_pid, int):
+            raise ZygoteError(f"the zygote could not fork: {answer.get('why', '')}")
+        host = next((p for p in _children(self.host_pid) if _ns_pid(p) == ns_pid), None)
+        if host is None:
+            with self.cond:
+                status = self.exits.get(ns_pid)
+            raise ZygoteError(f"the forked sandbox was not found (exit status {status})")
+        return Child(self, ns_pid, host)
+
+    def exit_status(self, ns_pid: int, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while ns_pid not in self.exits and not self.dead:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self.cond.wait(left)
+            if ns_pid in self.exits:
+                return self.exits.pop(ns_pid)
+        return int(signal.SIGKILL)  # (a wait status) the zygote died, and its children with it
+
+    def close(self) -> None:
+        self.dead = True
+        try:
+            self.ctl.close()
+        except OSError:
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.log.close()
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(p) for p in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+# -- which zygote a sandbox uses ---------------------------------------------------------------
+
+_zygotes: dict[tuple[str, ...], Zygote] = {}
+_failed: dict[tuple[str, ...], str] = {}
+
+
+def why_not(settings: Any, launcher: str, uid: int | None) -> str:
+    """Why a sandbox with these settings does not come from a zygote ("" when it does)."""
+    from grader.sandbox import launchers
+    from grader.sandbox.config import BUBBLEWRAP, SANDBOX_FOLDER, SANDBOX_OTHER_FS, SANDBOX_TMP
+    from grader.sandbox.uids import is_root
+
+    if not settings.zygote:
+        return "turned off"
+    if launcher != BUBBLEWRAP:
+        return f"the {launcher} launcher"
+    if not is_root() or uid is None:
+        return "no uid of its own (not root)"
+    if settings.gpu:
+        return "a GPU sandbox"
+    venv = launchers.venv_inside()
+    for path in launchers.python_mounts():
+        inside = launchers.SANDBOX_VENV if venv and path == venv else path
+        for hidden in (SANDBOX_TMP, "/dev/shm", SANDBOX_OTHER_FS, SANDBOX_FOLDER, INBOX):
+            if inside == hidden or inside.startswith(hidden + "/"):
+                return f"Python is installed under {hidden}"
+    return ""
+
+
+def shared(settings: Any) -> Zygote:
+    """This process's zygote for sandboxes like `settings` (started on first use, restarted if it
+    died); raises ZygoteError when it cannot start (remembered: later sandboxes do not retry)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from grader.sandbox import launchers
+    from grader.sandbox.config import BUBBLEWRAP, SANDBOX_KIT, SANDBOX_OTHER_FS, SANDBOX_TMP
+
+    bundle = launchers.kit_bundle()
+    python = launchers.sandbox_python(BUBBLEWRAP)
+    key = (str(bundle), python)
+    current = _zygotes.get(key)
+    if current is not None:
+        if current.alive():
+            return current
+        _discard(key)
+    if key in _failed:
+        raise ZygoteError(_failed[key])
+    inbox = Path(tempfile.mkdtemp(prefix=f"kit-inbox-{os.getpid()}-"))
+    os.chmod(inbox, 0o711)
+    env = launchers.sandbox_env(SANDBOX_TMP, SANDBOX_KIT, SANDBOX_OTHER_FS)
+    options = launchers.bwrap_options(inbox, bundle, settings.limits, env, zygote=True)
+    args_r, args_w = os.pipe()
+    os.write(args_w, b"\0".join(o.encode() for o in options) + b"\0")
+    os.close(args_w)
+    prefix = [shutil.which("bwrap") or "bwrap", "--args", str(args_r), "--"]
+    try:
+        zygote = Zygote(prefix, python, env, [args_r], inbox, settings.startup_timeout)
+    except ZygoteError as exc:
+        _failed[key] = str(exc)
+        shutil.rmtree(inbox, ignore_errors=True)
+        raise
+    finally:
+        os.close(args_r)
+    if not _zygotes:
+        atexit.register(close_all)
+    _zygotes[key] = zygote
+    return zygote
+
+
+def _discard(key: tuple[str, ...]) -> None:
+    import shutil
+
+    zygote = _zygotes.pop(key, None)
+    if zygote is not None:
+        zygote.close()
+        shutil.rmtree(zygote.inbox, ignore_errors=True)
+
+
+def give_up(zygote: Zygote, why: str) -> None:
+    """A sandbox could not start from `zygote`: stop it, and start later sandboxes the ordinary way."""
+    for key, value in list(_zygotes.items()):
+        if value is zygote:
+            _discard(key)
+            _failed[key] = why
+
+
+def close_all() -> None:
+    """Stop every zygote of this process (their children die with them) and remove the inboxes."""
+    for key in list(_zygotes):
+        _discard(key)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
