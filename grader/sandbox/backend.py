@@ -66,7 +66,9 @@ class SandboxBackend:
     def call_measured(self, name: str, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """The call, and the peak memory growth of the sandbox during it, measured from outside:
         the cgroup's peak where the sandbox has a memory cgroup, else VmRSS of its processes
-        sampled every 2 ms ({"peak_growth_bytes": -1, ...} when nothing could be measured)."""
+        sampled every 2 ms ({"peak_growth_bytes": -1, ...} when nothing could be measured).  The
+        call runs in a fresh sandbox and the growth counts from before the submission's import, so
+        memory held at import (or by an earlier call) and freed during the call offsets nothing."""
         measured: dict[str, Any] = {"peak_growth_bytes": -1, "method": "not measured (the call did not run)"}
         reply = self._call(name, kwargs, measured)
         self.stats["measure_method"] = measured["method"]
@@ -107,6 +109,12 @@ class SandboxBackend:
             return {"boundary": f"the submission used up its total time budget ({self.settings.submission_budget:g} s)"}
         if self.stats["timeouts"] + self.stats["crashes"] + self.stats["garbage"] >= self.settings.max_restarts:
             return {"boundary": "the sandbox crashed or timed out too many times; later calls are not run"}
+        if measured is not None and self.sandbox is not None:
+            # measured in a fresh sandbox from before the submission's import: memory held since the import
+            # or an earlier call and freed during this one cannot hide what this call needs (a fork of the
+            # zygote: about 0.1 s)
+            self.sandbox.stop()
+            self.sandbox = None
         try:
             sandbox = self._ensure_started()
         except SandboxStartError as exc:
@@ -114,38 +122,42 @@ class SandboxBackend:
             return {"boundary": f"the grader could not run your code: {self.stats['infra_error']}"}
         t0 = time.monotonic()
         try:
+            finish = self._begin_measure(sandbox) if measured is not None else None
             if module in MODULES and module not in self.imported:
                 reply = self._request(sandbox, {"op": "import", "module": module}, self.settings.import_timeout,
                                       f"importing {module}.py", module)
                 if "ok" not in reply:
                     return reply
                 self.imported.add(module)
-            if measured is None:
-                return self._request(sandbox, {"op": "call", "name": name, "kwargs": kwargs},
-                                     self.settings.call_timeout, name, None)
-            return self._measured_request(sandbox, name, kwargs, measured)
+            reply = self._request(sandbox, {"op": "call", "name": name, "kwargs": kwargs},
+                                  self.settings.call_timeout, name, None)
+            if finish is not None and measured is not None:
+                finish(measured)
+            return reply
         finally:
             self.call_seconds += time.monotonic() - t0
 
-    def _measured_request(self, sandbox: Sandbox, name: str, kwargs: dict[str, Any],
-                          measured: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def _begin_measure(sandbox: Sandbox) -> Any:
+        """Start measuring the sandbox's memory; returns `finish(measured)`, which records the peak
+        growth since now (the cgroup's peak, else VmRSS of its processes sampled from outside)."""
         cg, monitor = sandbox.cgroup, sandbox.monitor
         use_cgroup = cg is not None and cg.reset_peak()
-        if use_cgroup:
-            before = cg.usage()
-        elif monitor is not None:
+        before = cg.usage() if use_cgroup and cg is not None else 0
+        if not use_cgroup and monitor is not None:
             monitor.measure()
-        reply = self._request(sandbox, {"op": "call", "name": name, "kwargs": kwargs}, self.settings.call_timeout,
-                              name, None)
-        if use_cgroup:
-            try:
-                measured.update(peak_growth_bytes=max(0, cg.peak() - before), method=f"cgroup v{cg.version} peak")
-            except OSError:
-                measured.update(method="not measured (the sandbox ended during the call)")
-        elif monitor is not None:
-            growth = monitor.stop_measure()
-            measured.update(peak_growth_bytes=growth, method="VmRSS of the sandbox's processes sampled every 2 ms")
-        return reply
+
+        def finish(measured: dict[str, Any]) -> None:
+            if use_cgroup and cg is not None:
+                try:
+                    measured.update(peak_growth_bytes=max(0, cg.peak() - before), method=f"cgroup v{cg.version} peak")
+                except OSError:
+                    measured.update(method="not measured (the sandbox ended during the call)")
+            elif monitor is not None:
+                measured.update(peak_growth_bytes=monitor.stop_measure(),
+                                method="VmRSS of the sandbox's processes sampled every 2 ms")
+
+        return finish
 
     def _ensure_started(self) -> Sandbox:
         if self.sandbox is not None and self.sandbox.alive():

@@ -340,6 +340,35 @@ def test_call_measured_sees_the_peak_from_outside(submission: Path) -> None:
         assert 0 <= mem_small["peak_growth_bytes"] < 40 * 2**20, mem_small
 
 
+def test_ballast_freed_during_a_measured_call_hides_nothing(workdir: Path) -> None:
+    """300 MiB held since the import (and 100 MiB more from an earlier call), freed at the start of
+    the measured call, which then allocates 200 MiB: the growth still shows the 200 MiB (the call
+    runs in a fresh sandbox, measured from before the import)."""
+    folder = workdir / "ballast"
+    folder.mkdir()
+    (folder / "memory.py").write_text(textwrap.dedent("""
+        BALLAST = [bytearray(b"x" * (300 * 2**20))]
+
+        def float_format(dtype):
+            if str(dtype) == "torch.float16":  # an earlier call: more ballast
+                BALLAST.append(bytearray(b"x" * (100 * 2**20)))
+                return (1, 5, 10)
+            BALLAST.clear()
+            block = bytearray(b"y" * (200 * 2**20))
+            del block
+            return (1, 5, 10)
+    """))
+    for use_cgroup in (True, False):
+        backend = _backend(folder, cgroup=use_cgroup)
+        try:
+            assert backend.call("memory.float_format", {"dtype": "float16"}) == {"ok": (1, 5, 10)}
+            reply, mem = backend.call_measured("memory.float_format", {"dtype": "int8"})
+        finally:
+            backend.close()
+        assert reply == {"ok": (1, 5, 10)}
+        assert mem["peak_growth_bytes"] >= 190 * 2**20, mem
+
+
 def test_memory_invisible_to_rlimits_is_capped(submission: Path) -> None:
     """6 GiB of shared anonymous memory (RLIMIT_DATA does not count it) against a 1 GiB cap:
     the cgroup's limit, or the watch from outside, kills the sandbox; the next call runs."""
