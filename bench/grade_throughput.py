@@ -110,6 +110,8 @@ def main() -> int:
                 list(pool.map(one, part))
             return time.perf_counter() - t0
 
+        zygote = [0, 0]  # submissions whose sandbox was forked from the zygote, submissions
+
         def shares(tag: str) -> list[tuple[float, float, float]]:
             """(sandbox start-up, probe calls, the rest: the trusted tests' own work) per submission,
             from each submission's instructor.json (seconds measured by the grading worker)."""
@@ -117,6 +119,8 @@ def main() -> int:
             for info in sorted((work / f"out-{tag}" / "instructor" / "students").glob("*/instructor.json")):
                 data = json.loads(info.read_text())
                 box = data.get("sandbox") or {}
+                zygote[0] += bool((box.get("layers") or {}).get("zygote"))
+                zygote[1] += 1
                 start, calls = sum(box.get("startup_seconds", [])), float(box.get("call_seconds", 0.0))
                 rows.append((start, calls, max(0.0, float(data.get("seconds", 0.0)) - start - calls)))
             return rows
@@ -136,7 +140,8 @@ def main() -> int:
             start, calls, trusted = (sum(p[i] for p in parts) for i in range(3))
             print(f"where a worker's time goes (summed over submissions): sandbox start-up {start / total:.0%}, "
                   f"probe calls (student code and probes) {calls / total:.0%}, trusted tests and the rest "
-                  f"{trusted / total:.0%}; {total / len(parts):.2f} s of worker time per submission")
+                  f"{trusted / total:.0%}; {total / len(parts):.2f} s of worker time per submission; "
+                  f"sandboxes forked from the zygote (grader.sandbox.zygote) for {zygote[0]} of {zygote[1]} submissions")
         print()
         print(f"{'':42s}{'s/submission':>14s}{'vs naive':>10s}{'vs torch import':>17s}")
         for name, value in (("grader grade (sandboxed)", per_grade), ("naive pytest per submission", per_naive),
