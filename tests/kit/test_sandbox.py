@@ -754,8 +754,13 @@ def test_doctor_and_require(tmp_path: Path) -> None:
 
     report = diagnose(cuda=False)
     assert set(report["layers"]) == {"bubblewrap (no user namespace)", "bubblewrap (user namespace)", "landlock",
-                                     "seccomp", "uid drop", "cgroup memory limit"}
+                                     "seccomp", "uid drop", "cgroup memory limit", "zygote (fast sandbox start)"}
     assert report["auto"] == sandbox.resolve_launcher("auto")[0]
+    zygote = report["layers"]["zygote (fast sandbox start)"]
+    if os.geteuid() == 0 and report["auto"] == BUBBLEWRAP:  # it started one (and stopped it)
+        assert zygote["ok"] is True, zygote
+    else:
+        assert zygote["ok"] is None and zygote["detail"].startswith("not used"), zygote
     assert all(info["fix"] for info in report["layers"].values() if info["ok"] is False)
     (tmp_path / "subs").mkdir()
     proc = subprocess.run([sys.executable, "-m", "grader.sandbox.seccomp", "--no-namespaces", "--", sys.executable,
