@@ -1,0 +1,308 @@
+"""The trusted worker of `grader grade`: one process per job slot, grading submission after submission.
+
+    python -m grader.batch.trusted --worker FD OPTIONS_JSON     (started by `grader.batch.grade`)
+
+It imports torch, pytest and the test modules once, then for each job it receives on its socket:
+stages the submission (`grader.batch.archives.stage`), runs the public then the hidden tests with
+``pytest.main(... --backend sandbox)`` (the student code runs in a sandbox per submission; this
+process only decodes data), and writes the results folder's files for that student
+(`grader.batch.results`).  It never runs student code itself.  The parent (`grader.batch.grade`)
+hands out the jobs, restarts a worker that died, and writes the batch's files.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from grader import KIT_ROOT, kit_version
+from grader.batch.archives import RejectedSubmission, Source, fingerprint, stage
+from grader.batch.grade import GradeError, GradeOptions, Outcome, test_files
+from grader.batch.results import Layout, build_results, printable, write_atomic, write_json
+
+class _GradePlugin:
+    """Per-test RNG seeds from the node id, and a record of collection errors."""
+
+    def __init__(self) -> None:
+        self.collect_errors: list[str] = []
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.collect_errors.append(f"{report.nodeid}: {str(report.longrepr)[-1500:]}")
+
+    def pytest_runtest_setup(self, item: Any) -> None:
+        import hashlib
+        import random
+
+        import numpy as np
+        import torch
+
+        seed = int(hashlib.sha256(item.nodeid.encode()).hexdigest()[:8], 16)
+        random.seed(seed)
+        np.random.seed(seed)
+        torch.manual_seed(seed)
+
+
+def _derandomise_hypothesis() -> None:
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:
+        return
+    settings.register_profile("kit-grade", derandomize=True, database=None, deadline=None, print_blob=False,
+                              suppress_health_check=list(HealthCheck))
+    settings.load_profile("kit-grade")
+
+
+def _set_parent_death_signal() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - not Linux: the pipes closing still ends the worker
+        pass
+
+
+class TrustedGrader:
+    """Grades submissions one after another in this process (torch and the tests imported once)."""
+
+    def __init__(self, options: GradeOptions):
+        from grader import sandbox
+
+        self.options = options
+        self.files = test_files(options.modules, options.hidden)
+        if not self.files:
+            raise GradeError(f"no test files for modules {', '.join(options.modules)}")
+        self.settings = sandbox.SandboxSettings(launcher=options.launcher, call_timeout=options.call_timeout,
+                                                import_timeout=options.import_timeout)
+        if options.memory_mb:
+            self.settings.limits.data_bytes = int(options.memory_mb) * 2**20
+        if options.device == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise GradeError("--device cuda: this machine has no CUDA (torch.cuda.is_available() is False)")
+            self.settings.gpu = True
+            self.settings.limits.data_bytes = self.settings.limits.as_bytes = None  # CUDA reserves huge ranges
+        self.launcher, self.warning = sandbox.resolve_launcher(options.launcher)
+        self.settings.launcher = self.launcher
+        self.settings.uid = sandbox.acquire_uid()
+        sandbox.configure(self.settings)
+        sandbox.kit_bundle()
+        self.work = Path(tempfile.mkdtemp(prefix=f"kit-grade-{os.getpid()}-"))
+        os.chmod(self.work, 0o711)
+        _derandomise_hypothesis()
+        self.count = 0
+
+    def close(self) -> None:
+        from grader.sandbox import zygote
+
+        zygote.close_all()  # (its inbox too; it would also end with this process)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def _pytest(self, target: Path, report: Path, collect_only: bool = False) -> tuple[int, _GradePlugin]:
+        import pytest
+
+        plugin = _GradePlugin()
+        # the trusted worker imported hypothesis (and, from the second submission on, everything) before
+        # pytest.main: pytest's "already imported, cannot be rewritten" warnings are noise in the log
+        args = [*self.files, f"--target={target}", "--backend=sandbox", f"--kit-report={report}",
+                f"--rootdir={KIT_ROOT}", "-q", "--tb=short", "-p", "no:cacheprovider", "-p", "no:randomly",
+                "-p", "no:xdist", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+        if collect_only:
+            args.append("--collect-only")
+        cwd = os.getcwd()
+        os.chdir(KIT_ROOT)
+        try:
+            code = pytest.main(args, plugins=[plugin])
+        finally:
+            os.chdir(cwd)
+        return int(code), plugin
+
+    def grade(self, source: Source, out_dir: Path) -> Outcome:
+        from grader import sandbox
+
+        t0 = time.monotonic()
+        self.count += 1
+        layout = Layout(out_dir)
+        job = self.work / f"job{self.count}"
+        job.mkdir()
+        os.chmod(job, 0o711)
+        report = job / "report.json"
+        print(f"=== {printable(source.student)} ({printable(str(source.path))}) ===", flush=True)
+        submission: dict[str, Any] = {"source": source.path.name, "kind": source.kind,
+                                      "sha256": fingerprint(source),
+                                      "graded_with": {"modules": list(self.options.modules),
+                                                      "hidden": self.options.hidden}}
+        try:
+            try:
+                staged = stage(source, job / "submission")
+            except RejectedSubmission as exc:
+                return self._not_run(source, layout, job, submission, "rejected", str(exc), t0)
+            submission.update(files=staged.files, helpers=staged.helpers,
+                              missing=[m for m in staged.missing if m in self.options.modules],
+                              not_taken=staged.not_taken, layout=staged.layout, notes=staged.notes)
+            if staged.empty:
+                submission["seen"] = staged.seen
+                return self._not_run(source, layout, job, submission, "empty", "", t0)
+            # the sandbox writes the submission's output here; it reaches the results folder escaped
+            raw_log = job / "sandbox.log"
+            self.settings.log_path = str(raw_log)
+            sandbox.pop_finished()
+            code, plugin = self._pytest(staged.folder, report)
+            stats = sandbox.pop_finished()
+            sandbox_stats = stats[-1] if stats else {"launcher": self.launcher, "warning": self.warning, "starts": 0,
+                                                      "calls": 0, "timeouts": 0, "crashes": 0, "garbage": 0}
+            if sandbox_stats.get("infra_error"):
+                raise GradeError(f"the sandbox could not run: {sandbox_stats['infra_error']}")
+            if plugin.collect_errors:
+                raise GradeError("the tests could not be collected: " + " | ".join(plugin.collect_errors)[:2000])
+            if code not in (0, 1) or not report.exists():
+                raise GradeError(f"pytest ended with exit code {code} and no report")
+            data = json.loads(report.read_text())
+            records = data["tests"]
+            if not records:
+                raise GradeError("no graded tests ran")
+            sandbox_stats = {**sandbox_stats, "launcher": sandbox_stats.get("launcher", self.launcher)}
+            doc = build_results(records, student=source.student, kit_version=kit_version(), sandbox=sandbox_stats,
+                                submission=submission)
+            instructor = {"student": source.student, "kit_version": kit_version(), "status": "graded",
+                          "records": records, "seconds": round(time.monotonic() - t0, 1),
+                          "sandbox": {k: v for k, v in sandbox_stats.items() if k != "output"},
+                          "settings": sandbox.settings_dict(self.settings), "submission": submission}
+            self._copy_log(raw_log, layout.sandbox_log(source.student))
+            write_json(layout.instructor(source.student), instructor)
+            write_json(layout.results(source.student), doc)
+            return Outcome(source.student, "graded", float(doc["score"]), float(doc["max_score"]),
+                           seconds=time.monotonic() - t0)
+        finally:
+            self.settings.log_path = None
+            shutil.rmtree(job, ignore_errors=True)
+
+    @staticmethod
+    def _copy_log(raw: Path, dest: Path) -> None:
+        """The sandbox's log of the submission's output, with control characters escaped."""
+        try:
+            text = raw.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            text = "(the sandbox wrote no log)"
+        write_atomic(dest, printable(text, newlines=True) + "\n")
+
+    def _not_run(self, source: Source, layout: Layout, job: Path, submission: dict[str, Any], status: str,
+                 reason: str, t0: float) -> Outcome:
+        """A rejected or empty submission: nothing runs; every test is listed, none earns points.
+
+        GPU tests are pending in a CPU run, as for every other submission (the GPU run rejects
+        the same archive, and `grader merge` then records them as not graded)."""
+        report = job / "report.json"
+        empty = job / "empty"
+        empty.mkdir()
+        code, plugin = self._pytest(empty, report, collect_only=True)
+        records = json.loads(report.read_text())["tests"] if report.exists() else []
+        if plugin.collect_errors or not records:
+            raise GradeError("the tests could not be collected: " + " | ".join(plugin.collect_errors)[:2000])
+        for r in records:
+            if r.get("gpu") and self.options.device != "cuda":
+                r.update(status="pending", message="needs CUDA: graded on the GPU runner")
+            elif status == "empty":
+                r.update(status="not_attempted", message="not attempted: the submission holds no module file")
+            else:
+                r.update(status="failed", message=f"not graded: the submission was rejected ({reason})")
+        doc = build_results(records, student=source.student, kit_version=kit_version(), sandbox={},
+                            submission=submission, status=status, reason=reason)
+        write_json(layout.instructor(source.student), {"student": source.student, "kit_version": kit_version(),
+                                                       "status": status, "reason": reason, "records": records,
+                                                       "seconds": round(time.monotonic() - t0, 1),
+                                                       "submission": submission})
+        write_json(layout.results(source.student), doc)
+        return Outcome(source.student, status, 0.0, float(doc["max_score"]), message=reason,
+                       seconds=time.monotonic() - t0)
+
+
+class _EscapingStream(io.TextIOBase):
+    """A text stream that escapes control characters before writing to `inner` (the worker's log).
+
+    pytest's report quotes the submission's exception messages and reprs: an instructor who
+    runs `less` or `cat` on the log must not get a terminal repainted by them."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        self.inner.write(printable(text, newlines=True))
+        return len(text)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.inner, "encoding", "utf-8")
+
+
+def _worker_main(conn: Any, options_dict: dict[str, Any]) -> None:
+    """A trusted worker process: grade the jobs received on `conn` until told to stop."""
+    _set_parent_death_signal()
+    sys.stdout = _EscapingStream(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = _EscapingStream(sys.stderr)  # type: ignore[assignment]
+    options = GradeOptions(**{**options_dict, "out": Path(options_dict["out"]),
+                              "modules": tuple(options_dict["modules"])})
+    try:
+        grader = TrustedGrader(options)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops the batch cleanly
+        conn.send(("fatal", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", {"launcher": grader.launcher, "warning": grader.warning, "uid": grader.settings.uid}))
+    try:
+        while True:
+            try:
+                job = conn.recv()
+            except (EOFError, OSError):
+                break
+            if job is None:
+                break
+            source = Source(job["student"], Path(job["path"]))
+            try:
+                outcome = grader.grade(source, options.out)
+            except GradeError as exc:
+                outcome = Outcome(source.student, "error", message=str(exc))
+            except Exception as exc:  # noqa: BLE001 - never let one submission stop the batch
+                import traceback
+
+                traceback.print_exc()
+                outcome = Outcome(source.student, "error", message=f"grader error: {type(exc).__name__}: {exc}")
+            sys.stdout.flush()
+            sys.stderr.flush()
+            conn.send(("done", asdict(outcome)))
+    finally:
+        grader.close()
+
+
+def _worker_cli(argv: list[str]) -> int:
+    """`python -m grader.batch.trusted --worker FD OPTIONS_JSON`: the trusted worker's entry point."""
+    from multiprocessing.connection import Connection
+
+    if len(argv) != 3 or argv[0] != "--worker":
+        print("usage: python -m grader.batch.trusted --worker FD OPTIONS_JSON (started by `grader grade`)", file=sys.stderr)
+        return 2
+    conn = Connection(int(argv[1]))
+    _worker_main(conn, json.loads(argv[2]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_worker_cli(sys.argv[1:]))
