@@ -59,7 +59,8 @@ class SandboxSettings:
     output_cap: int = 64 * 1024  # bytes of the submission's stdout/stderr kept for the log
     limits: Limits = field(default_factory=Limits)
     uid: int | None = None  # the job slot's uid when root (kept for callers; see uid_per_submission)
-    zygote: bool = True  # fork sandboxes from a pre-imported zygote where it is safe (grader.sandbox.zygote)
+    # fork sandboxes from a pre-imported zygote where it is safe (grader.sandbox.zygote); KIT_SANDBOX_ZYGOTE=0: never
+    zygote: bool = field(default_factory=lambda: os.environ.get("KIT_SANDBOX_ZYGOTE", "1") != "0")
     uid_per_submission: bool = True  # root: every SandboxBackend leases a fresh uid from the pool
     cgroup: bool = True  # put each sandbox in a memory cgroup of its own where the grader may create one
     log_path: str | None = None  # where close() writes the captured output (None: nowhere)

@@ -687,8 +687,9 @@ def test_launcher_matrix() -> None:
     """The reduced adversarial set (tests/adversarial/isolation.py: MATRIX_NAMES) under each launcher
     the default suite does not cover: bubblewrap as an unprivileged user, landlock as root and as an
     unprivileged user, and an emulated container that cannot create namespaces (auto must pick
-    landlock).  Bubblewrap as root is the full adversarial suite in test_grade.py.  The entries run
-    in parallel, one grading job each."""
+    landlock), and bubblewrap as root with the zygote turned off (KIT_SANDBOX_ZYGOTE=0).  Bubblewrap
+    as root with the zygote is the full adversarial suite in test_grade.py.  The entries run in
+    parallel, one grading job each."""
     import subprocess
     import sys
 
@@ -698,6 +699,9 @@ def test_launcher_matrix() -> None:
     mod = [sys.executable, "-m", "tests.adversarial.isolation"]
     if os.geteuid() == 0:
         entries.append(("landlock as root", [*mod, "--launcher", "landlock"], "landlock"))
+        # bubblewrap as root starts each sandbox the ordinary way when the zygote is off or fails
+        entries.append(("bubblewrap as root, no zygote", ["env", "KIT_SANDBOX_ZYGOTE=0", *mod, "--launcher",
+                                                          "bubblewrap"], "bubblewrap"))
         entries.append(("container (no namespaces), auto", [sys.executable, "-m", "grader.sandbox.seccomp",
                                                             "--no-namespaces", "--", *mod, "--launcher", "auto"],
                         "landlock"))
@@ -738,6 +742,8 @@ def test_launcher_matrix() -> None:
         reports.append(f"{name}: {report['launcher']} uid {report['uid']} {report['cases']} cases in "
                        f"{report['seconds']} s, layers {report['layers']}")
         problems += [f"{name}: {p}" for p in report["problems"]]
+        if "no zygote" in name and report["layers"].get("zygote") is not False:
+            problems.append(f"{name}: the sandbox came from a zygote ({report['layers']})")
     print("\n".join(reports))
     assert not problems, "\n".join(problems)
     if user is None and os.geteuid() == 0:
