@@ -28,7 +28,7 @@ from grader.sandbox.process import Sandbox, SandboxStartError
 from grader.sandbox.config import (SANDBOX_FOLDER, SANDBOX_KIT, SANDBOX_OTHER_FS, SANDBOX_TMP, SandboxSettings,
                                      record_finished, settings)
 
-_TEMP_NAMES = re.compile(r"/[\w./-]*?/kit-(?:grade|bundle|sandbox-tmp|test-sandbox)-[\w.-]+")
+_TEMP_NAMES = re.compile(r"/[\w./-]*?/kit-(?:grade|bundle|sandbox-tmp|test-sandbox|inbox)-[\w.-]+")
 
 
 class SandboxBackend:

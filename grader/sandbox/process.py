@@ -105,6 +105,8 @@ class Sandbox:
         bundle = launchers.kit_bundle()
         pipes = [os.pipe() for _ in range(5)]
         (req_r, req_w), (rep_r, rep_w), (out_r, out_w), (fault_r, fault_w), (cfg_r, cfg_w) = pipes
+        for fd in (req_w, rep_w):  # requests and replies of a few MB: 1 MiB pipes, not 16 round trips per MiB
+            _grow_pipe(fd)
         child_fds = [req_r, rep_w, fault_w, cfg_r]
         extra_fds: list[int] = []
         try:
@@ -203,8 +205,8 @@ class Sandbox:
         global _counter
         name = f"job-{os.getpid()}-{_counter}"
         dest = self.zygote.inbox / name
-        shutil.copytree(self.folder, dest, symlinks=False)
         self.scratch.append(str(dest))
+        zygote_mod.copy_submission(self.folder, dest)
         lim = self.settings.limits
         go_r, go_w = os.pipe()
         try:
@@ -259,10 +261,13 @@ class Sandbox:
             stragglers = uids.descendants(pid) if self.uid is None else []
             if self.cgroup is not None:
                 stragglers += self.cgroup.pids()
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            # once the launcher is reaped its pid may be reused: with a uid of our own, kill_uid below
+            # reaches every process the sandbox left, so the group is signalled only while it is ours
+            if self.uid is None or self.proc.poll() is None:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
             for p in stragglers:  # processes that left the process group (no uid of our own)
                 try:
                     os.kill(p, signal.SIGKILL)
@@ -362,6 +367,16 @@ class Sandbox:
                 words = f"your code ended the sandbox process (exit status {rc})"
         where = student_frame(self.fault.text()[self.fault_mark:] if self.fault.total > self.fault_mark else "")
         return words + (f" at {where}" if where else "")
+
+
+def _grow_pipe(fd: int, size: int = 1 << 20) -> None:
+    """Best effort: a pipe buffer of `size` bytes (capped by /proc/sys/fs/pipe-max-size)."""
+    import fcntl
+
+    try:
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+    except OSError:
+        pass
 
 
 def student_frame(fault_text: str) -> str:

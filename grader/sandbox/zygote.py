@@ -51,10 +51,11 @@ _MAX_MESSAGE = 1 << 20
 
 # -- inside: the zygote process --------------------------------------------------------------
 
-# linux/sched.h, linux/mount.h
-_CLONE_NEWNS = 0x00020000
-_CLONE_NEWIPC = 0x08000000
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV = 1, 2, 4
+# linux/sched.h, linux/mount.h, linux/prctl.h
+_CLONE_NEWNS, _CLONE_NEWCGROUP, _CLONE_NEWUTS = 0x00020000, 0x02000000, 0x04000000
+_CLONE_NEWIPC, _CLONE_NEWPID, _CLONE_NEWNET = 0x08000000, 0x20000000, 0x40000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_PR_SET_PDEATHSIG = 1
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _MNT_DETACH = 2
 
@@ -103,8 +104,14 @@ def _threads() -> int:
 
 
 def _become_sandbox(config: dict[str, Any], fds: list[int], go: int) -> None:
-    """In the forked child, before any student code: wait for the grader (cgroup), then fresh
-    namespaces and mounts, then the worker's own lock-down (`grader.worker.run`)."""
+    """In the forked child, before any student code: wait for the grader (cgroup), take fresh
+    namespaces and mounts, and start the sandbox's own init, which starts the worker
+    (`grader.worker.run`: rlimits, uid, no_new_privs, seccomp, then probe calls).
+
+    Three processes, as under a bubblewrap of its own: this one (in the zygote's pid namespace,
+    the grader's handle: it exits with the worker's status), the init (pid 1 of a new pid
+    namespace, with its own /proc; when it exits the kernel kills whatever is left in the
+    namespace) and the worker (pid 2).  The first two run only this trusted code, as root."""
     req_r, rep_w, fault_w, out_w = fds
     os.setsid()
     for target in (1, 2):
@@ -114,7 +121,10 @@ def _become_sandbox(config: dict[str, Any], fds: list[int], go: int) -> None:
         os._exit(0)
     os.close(go)
     libc = _libc()
-    _check(libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "unshare")
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # a cgroup namespace after the move: /proc/self/cgroup shows "/", not the grader's names
+    _check(libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWUTS
+                        | _CLONE_NEWCGROUP), "unshare")
     _check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "making mounts private")
     from grader.sandbox.config import SANDBOX_FOLDER, SANDBOX_OTHER_FS, SANDBOX_TMP
 
@@ -127,10 +137,55 @@ def _become_sandbox(config: dict[str, Any], fds: list[int], go: int) -> None:
     _check(libc.mount(None, SANDBOX_FOLDER.encode(), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV,
                       None), "remounting the submission read-only")
     _check(libc.umount2(INBOX.encode(), _MNT_DETACH), "unmounting the inbox")
-    os.chdir(SANDBOX_TMP)
-    from grader import worker
+    init = os.fork()
+    if init == 0:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _check(libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None), "mounting /proc")
+        os.chdir(SANDBOX_TMP)
+        worker = os.fork()
+        if worker == 0:
+            _fresh_random_state()
+            from grader import worker as worker_mod
 
-    os._exit(worker.run(config["worker"], req_r, rep_w, fault_w))
+            os._exit(worker_mod.run(config["worker"], req_r, rep_w, fault_w))
+        for fd in (req_r, rep_w, fault_w):  # the grader must see EOF when the worker ends
+            os.close(fd)
+        os._exit(_wait_for(worker, reap_others=True))
+    for fd in (req_r, rep_w, fault_w):
+        os.close(fd)
+    os._exit(_wait_for(init, reap_others=False))
+
+
+def _wait_for(pid: int, reap_others: bool) -> int:
+    """Wait for `pid` (reaping any other child on the way, as an init does); its exit status as a
+    shell reports it (128 + the signal that killed it)."""
+    while True:
+        try:
+            done, status = os.waitpid(-1 if reap_others else pid, 0)
+        except ChildProcessError:
+            return 0
+        except InterruptedError:
+            continue
+        if done == pid:
+            code = os.waitstatus_to_exitcode(status)
+            return 128 - code if code < 0 else code
+
+
+def _fresh_random_state() -> None:
+    """Each sandbox starts as a new process would: the global generators of Python, numpy and
+    torch seeded from the OS, not the zygote's state (which every child would share)."""
+    import random
+
+    random.seed()
+    try:
+        import numpy as np
+
+        np.random.seed()
+    except ImportError:
+        pass
+    import torch
+
+    torch.seed()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -378,6 +433,43 @@ def _children(pid: int) -> list[int]:
     except OSError:
         pass
     return out
+
+
+def copy_submission(src: Path, dest: Path, cap: int = 64 << 20) -> None:
+    """Copy the folder a sandbox is for into the inbox: regular files and folders only, never
+    through a symbolic link (this runs as root on the host: a link must not copy what it points
+    at), permission bits kept, at most `cap` bytes (else ZygoteError: the sandbox then starts
+    the ordinary way, with the folder bound as it is)."""
+    import stat
+
+    total = 0
+    os.mkdir(dest, 0o755)
+    for root, dirs, files in os.walk(src, followlinks=False):
+        here = Path(root)
+        target = dest / here.relative_to(src)
+        for name in list(dirs):
+            info = os.lstat(here / name)
+            if stat.S_ISDIR(info.st_mode):
+                os.mkdir(target / name, stat.S_IMODE(info.st_mode) | 0o700)
+            else:
+                dirs.remove(name)
+        for name in files:
+            try:
+                fd = os.open(here / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue  # a symbolic link (ELOOP), or unreadable
+            with os.fdopen(fd, "rb") as f:
+                info = os.fstat(f.fileno())
+                if not stat.S_ISREG(info.st_mode):
+                    continue
+                total += info.st_size
+                if total > cap:
+                    raise ZygoteError(f"the folder holds more than {cap >> 20} MiB")
+                data = f.read(cap + 1)
+            out = os.open(target / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                          stat.S_IMODE(info.st_mode))
+            with os.fdopen(out, "wb") as w:
+                w.write(data)
 
 
 # -- which zygote a sandbox uses ---------------------------------------------------------------

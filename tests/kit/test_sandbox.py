@@ -458,15 +458,22 @@ ZYGOTE_SPY = textwrap.dedent("""
         except OSError:
             facts["socket"] = False
         facts["CapEff"] = open("/proc/self/status").read().split("CapEff:")[1].split()[0]
+        facts["cgroups"] = sorted({line.rsplit(":", 1)[-1].strip() for line in open("/proc/self/cgroup")})
+        facts["unix_names"] = "kit-planted" in open("/proc/net/unix").read()
+        facts["leaked_link"] = os.path.exists("/submission/link_to_kit")
+        facts["random"] = [__import__("random").random(), float(__import__("numpy").random.rand()),
+                           float(__import__("torch").rand(1))]
         return json.dumps(facts)
 """)
 
 
 def test_zygote_children_share_nothing(workdir: Path) -> None:
     """Sandboxes forked from one zygote (grader.sandbox.zygote) in a row: what the first leaves
-    (files in every writable folder, an orphan process in a session of its own holding a socket)
-    is gone for the second, which sees only its own submission, has no capability, and cannot
-    signal the zygote.  Without root there is no zygote: sandboxes start the ordinary way."""
+    (files in every writable folder, an orphan process in a session of its own holding an
+    abstract socket) is gone for the second, which has pid, network and cgroup namespaces of its
+    own, sees only its own submission (a symbolic link in the folder is not followed), has no
+    capability, cannot signal the zygote, and draws other random numbers than a third child.
+    Without root there is no zygote: sandboxes start the ordinary way."""
     _bwrap_or_fail()
     folders = []
     for name in ("first", "second"):
@@ -474,6 +481,7 @@ def test_zygote_children_share_nothing(workdir: Path) -> None:
         folder.mkdir()
         (folder / "memory.py").write_text(ZYGOTE_SPY)
         (folder / f"{name}_helper.py").write_text("X = 1\n")
+        (folder / "link_to_kit").symlink_to(KIT_ROOT / "pyproject.toml")  # copied into the inbox? never
         folders.append(folder)
     first = _backend(folders[0], launcher=BUBBLEWRAP)
     try:
@@ -495,9 +503,19 @@ def test_zygote_children_share_nothing(workdir: Path) -> None:
     assert second.stats["layers"]["zygote"] is True
     assert facts["files"] == [False, False, False]
     assert facts["submission"] == ["memory.py", "second_helper.py"] and facts["inbox"] in ([], None)
-    assert set(facts["uids"]) <= {0, facts["uid"]}, facts["uids"]  # root: bwrap's init and the zygote
-    assert facts["socket"] is False and facts["kill_zygote"] == "PermissionError"
+    assert facts["leaked_link"] is False  # a symbolic link is not followed into the inbox
+    # a pid namespace of its own (pid 1: its init, root; pid 2: the worker; then the fresh-process
+    # template): no pid counter, CPU times or processes of another submission to read
+    assert facts["pid"] == 2 and set(facts["uids"]) <= {0, facts["uid"]}, facts
+    assert facts["socket"] is False and facts["unix_names"] is False  # and a network namespace
+    assert facts["kill_zygote"] in ("PermissionError", "no zygote") and facts["cgroups"] == ["/"]
     assert facts["CapEff"] == "0000000000000000" and facts["uid"] != json.loads(planted["ok"][0])["uid"]
+    third = _backend(folders[1], launcher=BUBBLEWRAP)  # another child: its own random state, as a new process
+    try:
+        again = json.loads(third.call("memory.rounds_to_zero", {"cases": [["look", "float32"]]})["ok"][0])
+    finally:
+        third.close()
+    assert all(a != b for a, b in zip(again["random"], facts["random"])), (again["random"], facts["random"])
     off = _backend(folders[1], launcher=BUBBLEWRAP, zygote=False)
     try:
         assert "ok" in off.call("memory.rounds_to_zero", {"cases": [["look", "float32"]]})
