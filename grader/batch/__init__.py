@@ -2,10 +2,14 @@
 
 One module per stage (docs/ARCHITECTURE.md follows a submission through them):
 
-* `archives` -- discovery (folders, .zip, .tar.gz, folders of them), the safe unpacking and the
-  staging of a submission's module files (the same function `grader check` uses);
-* `grade`    -- the parent's pool of trusted workers, each running the graded tests with
-  `pytest.main` against a sandboxed backend, per submission;
+* `discover` -- discovery (folders, .zip, .tar.gz, folders of them), student ids, fingerprints;
+* `take`     -- which files are taken from a submission (layouts, helpers, UTF-8) and why not;
+* `unpack`   -- reading a folder or an archive safely, without extracting (the caps);
+* `stage`    -- a submission's files written into the staging folder (the same function
+  `grader check` uses);
+* `grade`    -- the command: the parent's pool of trusted workers and the batch's own files;
+* `trusted`  -- a trusted worker: per submission, staging, the graded tests with `pytest.main`
+  against a sandboxed backend, and that student's results;
 * `results`  -- the results folder's layout, results.json (Gradescope's format), grades.csv;
 * `late`     -- the late policy (deadline, grace, penalty, cap, extensions) applied afterwards;
 * `gittime`  -- a git submission's last commit time, read without running any of its config;

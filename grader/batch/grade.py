@@ -4,7 +4,7 @@
 
 The parent process resolves every path against the caller's working directory (before any
 process changes directory), finds the submissions (directories, ``.zip``, ``.tar.gz``, or
-folders of them; the student id is the name, see `grader.batch.archives.student_id`), refuses the
+folders of them; the student id is the name, see `grader.batch.discover.student_id`), refuses the
 batch when a path does not exist (exit status 2, nothing written), refuses both submissions of
 a colliding id, skips those already graded (a valid results.json for the same submission
 content and kit version; ``--force`` regrades), and hands the rest to N long-lived *trusted*
@@ -48,7 +48,7 @@ from typing import Any, Callable
 from rich.markup import escape
 
 from grader import KIT_ROOT, MODULES, kit_version
-from grader.batch.archives import Discovery, Source, discover, fingerprint
+from grader.batch.discover import Discovery, Source, discover, fingerprint
 from grader.batch.results import (Layout, batch_rows, grades_csv, load_results, printable, render_summary,
                                   write_atomic)
 

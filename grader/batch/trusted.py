@@ -3,7 +3,7 @@
     python -m grader.batch.trusted --worker FD OPTIONS_JSON     (started by `grader.batch.grade`)
 
 It imports torch, pytest and the test modules once, then for each job it receives on its socket:
-stages the submission (`grader.batch.archives.stage`), runs the public then the hidden tests with
+stages the submission (`grader.batch.stage.stage`), runs the public then the hidden tests with
 ``pytest.main(... --backend sandbox)`` (the student code runs in a sandbox per submission; this
 process only decodes data), and writes the results folder's files for that student
 (`grader.batch.results`).  It never runs student code itself.  The parent (`grader.batch.grade`)
@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from grader import KIT_ROOT, kit_version
-from grader.batch.archives import RejectedSubmission, Source, fingerprint, stage
+from grader.batch.discover import Source, fingerprint
+from grader.batch.stage import stage
+from grader.batch.unpack import RejectedSubmission
 from grader.batch.grade import GradeError, GradeOptions, Outcome, test_files
 from grader.batch.results import Layout, build_results, printable, write_atomic, write_json
 

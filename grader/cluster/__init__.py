@@ -11,5 +11,5 @@
 * `actions`: ``grader actions`` writes an instructor-side GitHub Actions workflow that grades an
   organisation's repositories in N matrix jobs and combines them.
 
-`commands` holds the command-line glue (`grader.cli` only registers it).
+`commands` holds the command-line glue (`grader.cli` only registers it, next to `grader.commands`).
 """

@@ -63,10 +63,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 def grade_sharded(args: argparse.Namespace, paths: list[Path], options: Any, console: Console,
                   late: Any = None) -> Any:
-    """`grader grade --shard K/N [--roster FILE]` (called by `grader.cli.cmd_grade`)."""
-    from grader.cli import abspath
-    from grader.cluster.shard import ShardError, grade_shard, parse_shard, read_roster
+    """`grader grade --shard K/N [--roster FILE]` (called by `grader.commands.instructor.cmd_grade`)."""
     from grader.batch.grade import UsageError
+    from grader.cluster.shard import ShardError, grade_shard, parse_shard, read_roster
+    from grader.commands.common import abspath
 
     if args.roster and not args.shard:
         raise UsageError("--roster needs --shard K/N")
@@ -79,9 +79,10 @@ def grade_sharded(args: argparse.Namespace, paths: list[Path], options: Any, con
 
 
 def cmd_combine(args: argparse.Namespace, console: Console) -> int:
-    from grader.cli import _to_gradebook, abspath, db_url
-    from grader.cluster.combine import CombineError, combine
     from grader.batch.results import render_summary
+    from grader.cluster.combine import CombineError, combine
+    from grader.commands.common import abspath, db_url
+    from grader.commands.integrations import to_gradebook
 
     out = abspath(args.out)
     try:
@@ -97,13 +98,13 @@ def cmd_combine(args: argparse.Namespace, console: Console) -> int:
                   + (f"; {len(result.refused)} refused" if result.refused else ""), highlight=False)
     code = 0 if result.ok else 1
     if args.gradebook:
-        code = max(code, _to_gradebook(db_url(args.gradebook), out, console, fail_on_pending=False))
+        code = max(code, to_gradebook(db_url(args.gradebook), out, console, fail_on_pending=False))
     return code
 
 
 def cmd_slurm(args: argparse.Namespace, console: Console) -> int:
-    from grader.cli import abspath, db_url
     from grader.cluster.slurm import SlurmError, SlurmJob, submit, write
+    from grader.commands.common import abspath, db_url
 
     grade_args = [a for m in (args.module or []) for a in ("--module", m)]
     if args.sandbox:
@@ -133,8 +134,8 @@ def cmd_slurm(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_actions(args: argparse.Namespace, console: Console) -> int:
     from grader import KIT_ROOT
-    from grader.cli import abspath
     from grader.cluster.actions import WORKFLOW_PATH, ActionsError, workflow, write_workflow
+    from grader.commands.common import abspath
 
     try:
         text = workflow(args.org, args.prefix, args.shards, tuple(args.module or ()))

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import kit_version
-from grader.batch.archives import Discovery, fingerprint, student_id
+from grader.batch.discover import Discovery, fingerprint, student_id
 from grader.batch.results import Layout, load_results, write_json
 
 MANIFEST_FORMAT = 1

@@ -9,7 +9,7 @@ submission close to them points at leaked solutions.
 The comparison is copydetect's (winnowing fingerprints over normalised tokens, as MOSS): for
 each pair, the share of each side's tokens found in the other.  The page lists the pairs at
 or above the threshold, highest first, with the matching regions highlighted side by side.
-Submissions are staged exactly as `grader grade` stages them (`grader.batch.archives`), never run.
+Submissions are staged exactly as `grader grade` stages them (`grader.batch.stage`), never run.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import KIT_ROOT, MODULES
-from grader.batch.archives import RejectedSubmission, discover, stage
+from grader.batch.discover import discover
+from grader.batch.stage import stage
+from grader.batch.unpack import RejectedSubmission
 
 REFERENCE = "<reference solutions>"
 BEGIN = "### BEGIN SOLUTION"

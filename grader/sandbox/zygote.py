@@ -12,19 +12,21 @@ code itself takes.  The zygote pays it once per job slot:
   submission imports, then only ever forks.  It never receives a request, never imports a
   submission and never runs student code: what a child inherits is the state of a clean import.
 * Each sandbox is a child.  Before any student code, in this order, the child:
-  waits until the grader has moved it into its memory cgroup; takes a mount and an IPC
-  namespace of its own, with fresh tmpfs at ``/tmp``, ``/dev/shm`` and ``/scratch`` (nothing a
-  previous submission wrote is there) and its submission bound read-only at ``/submission``,
-  the inbox unmounted; then runs the ordinary worker start-up (`grader.worker.run`): rlimits,
-  the submission's own uid (which clears every capability), no_new_privs, the seccomp filter,
-  the fresh-process template, and serves probe calls exactly like a started worker.
+  waits until the grader has moved it into its memory cgroup; takes mount, IPC, pid, network,
+  UTS and cgroup namespaces of its own, with fresh tmpfs at ``/tmp``, ``/dev/shm`` and
+  ``/scratch`` (nothing a previous submission wrote is there) and its submission (a copy of its
+  regular files in the inbox) bound read-only at ``/submission``, the inbox unmounted; forks
+  the sandbox's init (pid 1, its own ``/proc``), which forks the worker (pid 2); the worker
+  reseeds the global random generators and runs the ordinary start-up (`grader.worker.run`):
+  rlimits, the submission's own uid (which clears every capability), no_new_privs, the seccomp
+  filter, the fresh-process template, and serves probe calls exactly like a started worker.
 * The grader kills a child like any sandbox (its process group, every process of its uid, the
-  uid's kernel state) and the zygote reports the child's exit status for the crash messages.
+  uid's kernel state); the init's end takes the whole pid namespace down; the zygote reports the
+  child's exit status (the worker's, as 128 + signal) for the crash messages.
 
-What children of one zygote share, and why it is safe: the pid, network and UTS namespaces
-(every process of a submission is killed by uid before the next one starts; the network
-namespace has only loopback and the filter refuses sockets), and the zygote's memory at fork
-time (a clean import: copy-on-write, never written by a child's code back to the zygote).
+What children of one zygote share: the zygote's memory at fork time (a clean import:
+copy-on-write, never written back) and nothing else (the red-team review found a pid-counter
+channel, abstract socket names and the cgroup path while the namespaces were shared: closed).
 
 Used only where every layer above exists: bubblewrap, running as root (a uid per submission),
 no GPU (CUDA may not be initialised before a fork), Python not installed under a folder the

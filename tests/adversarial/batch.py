@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.batch.archives import student_id
+from grader.batch.discover import student_id
 from grader.batch.results import Layout
 from tests.adversarial.cases import FULL, ZERO, Ctx, Expect, Twin, folder, redefine, solution_text, stub_text, with_code
 

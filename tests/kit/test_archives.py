@@ -1,4 +1,5 @@
-"""Finding submissions and taking only the expected files out of them, safely (grader.batch.archives)."""
+"""Finding submissions and taking only the expected files out of them, safely (grader.batch: discover, take,
+unpack, stage)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from grader import MODULES
-from grader.batch import archives
-from grader.batch.archives import (RejectedSubmission, Source, classify, discover, fingerprint, source_bytes, stage,
-                             student_id)
+from grader.batch import take, unpack
+from grader.batch.discover import Source, classify, discover, fingerprint, student_id
+from grader.batch.stage import Staged, stage
+from grader.batch.take import source_bytes
+from grader.batch.unpack import RejectedSubmission
 
 
 def _zip(path: Path, members: dict[str, str | bytes]) -> Path:
@@ -33,7 +36,7 @@ def _targz(path: Path, members: dict[str, str | bytes]) -> Path:
     return path
 
 
-def _stage(tmp_path: Path, path: Path) -> archives.Staged:
+def _stage(tmp_path: Path, path: Path) -> Staged:
     return stage(Source(student_id(path), path), tmp_path / "staged")
 
 
@@ -82,7 +85,7 @@ def test_helpers_next_to_the_module_files_are_taken_reserved_names_are_not(tmp_p
 
 
 def test_helper_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(archives, "MAX_HELPERS", 3)
+    monkeypatch.setattr(take, "MAX_HELPERS", 3)
     members = {"assignment/memory.py": "X = 1\n", **{f"assignment/h{i}.py": "Y = 1\n" for i in range(5)}}
     staged = _stage(tmp_path, _zip(tmp_path / "s.zip", members))
     assert len(staged.helpers) == 3 and sum("more than 3 helper" in w for w in staged.not_taken.values()) == 2
@@ -173,7 +176,7 @@ def test_symlinks_are_never_followed(tmp_path: Path) -> None:
 
 
 def test_zip_bomb_rejected_on_declared_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(archives, "MAX_UNPACKED_BYTES", 4 * 2**20)
+    monkeypatch.setattr(unpack, "MAX_UNPACKED_BYTES", 4 * 2**20)
     z = _zip(tmp_path / "bomb.zip", {"assignment/memory.py": "X = 1\n", "zeros.bin": b"\0" * (5 * 2**20)})
     assert z.stat().st_size < 100_000
     with pytest.raises(RejectedSubmission, match="zip bomb"):
@@ -182,22 +185,22 @@ def test_zip_bomb_rejected_on_declared_size(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_gzip_bomb_rejected_while_streaming(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(archives, "MAX_UNPACKED_BYTES", 2 * 2**20)
+    monkeypatch.setattr(unpack, "MAX_UNPACKED_BYTES", 2 * 2**20)
     t = _targz(tmp_path / "bomb.tar.gz", {"zeros.bin": b"\0" * (3 * 2**20), "assignment/memory.py": "X = 1\n"})
     with pytest.raises(RejectedSubmission, match="zip bomb"):
         _stage(tmp_path, t)
 
 
 def test_caps_on_members_module_size_and_archive_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(archives, "MAX_MEMBERS", 10)
+    monkeypatch.setattr(unpack, "MAX_MEMBERS", 10)
     with pytest.raises(RejectedSubmission, match="entries"):
         _stage(tmp_path, _zip(tmp_path / "many.zip", {f"f{i}.txt": "x" for i in range(11)}))
-    monkeypatch.setattr(archives, "MAX_MODULE_BYTES", 1000)
+    monkeypatch.setattr(unpack, "MAX_MODULE_BYTES", 1000)
     with pytest.raises(RejectedSubmission, match="larger than"):
         stage(Source("big", _zip(tmp_path / "big.zip", {"assignment/memory.py": "#" * 1001})), tmp_path / "s2")
     with pytest.raises(RejectedSubmission, match="larger than"):
         stage(Source("bigt", _targz(tmp_path / "big.tar.gz", {"memory.py": "#" * 1001})), tmp_path / "s3")
-    monkeypatch.setattr(archives, "MAX_ARCHIVE_BYTES", 100)
+    monkeypatch.setattr(unpack, "MAX_ARCHIVE_BYTES", 100)
     with pytest.raises(RejectedSubmission, match="the cap"):
         stage(Source("huge", _zip(tmp_path / "huge.zip", {"memory.py": os.urandom(500)})), tmp_path / "s4")
 
@@ -271,7 +274,7 @@ def test_student_ids_are_injective_and_safe() -> None:
 
 
 def test_a_huge_folder_is_discovered_then_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(archives, "MAX_MEMBERS", 50)
+    monkeypatch.setattr(unpack, "MAX_MEMBERS", 50)
     subs = tmp_path / "subs"
     (subs / "alice" / "assignment").mkdir(parents=True)
     (subs / "alice" / "assignment" / "memory.py").write_text("X\n")

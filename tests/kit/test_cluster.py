@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from grader import KIT_ROOT
-from grader.batch.archives import Discovery, Source, discover
+from grader.batch.discover import Discovery, Source, discover
 from grader.cli import main as grader_main
 from grader.cluster.actions import workflow
 from grader.cluster.shard import Shard, parse_shard, select, set_digest, shard_of

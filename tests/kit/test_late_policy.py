@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from grader import KIT_ROOT
-from grader.batch.archives import Source
+from grader.batch.discover import Source
 from grader.cli import main as cli
 from grader.batch.gittime import GitTimeError, commit_time
 from grader.batch.late import (LateInputError, LatePolicy, apply, apply_policy, assess, parse_duration, parse_rate,

@@ -1,0 +1,134 @@
+"""Which files the grader takes from a submission, and why the others are not taken.
+
+From a submission the grader takes the module files `assignment/<module>.py` and the student's
+own helper modules next to them (`assignment/utils.py`, imported relatively: ``from . import
+utils``), and nothing else: a ``conftest.py``, ``pytest.ini``, ``sitecustomize.py``, ``.pth``
+file or any file outside that one folder never reaches the sandbox or the test process.  The
+files are looked for, in this order, under one root:
+
+1. ``assignment/<module>.py``                  (a copy of the student release)
+2. ``<folder>/assignment/<module>.py``         (a zipped release folder, e.g. alice/assignment/)
+3. ``<module>.py``                             (just the module files)
+4. ``<folder>/<module>.py``                    (a zipped assignment folder)
+
+The first layout that holds at least one module file wins, and all files are taken from that
+single root (never mixed).  A module file that is missing grades as not attempted; a file
+that is not taken is named, with the reason, in the student's results.
+
+Text: a file must be UTF-8 and may declare no other source encoding (a ``# -*- coding: latin-1
+-*-`` cookie would make ``ast.parse(str)``, which the static checks use, read something other
+than what the import runs); a leading UTF-8 byte-order mark is dropped (`source_bytes`).
+
+These rules work on names and bytes only: reading the files out of a folder or an archive
+safely is `grader.batch.unpack`, writing the staged folder `grader.batch.stage`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from pathlib import PurePosixPath
+
+from grader import MODULES
+
+MAX_HELPERS = 20  # extra .py files (the student's own helper modules) taken next to the module files
+#: Never taken as a helper: files that mean something to Python or pytest beyond an import by name.
+RESERVED_NAMES = {"__init__", "__main__", "conftest", "sitecustomize", "usercustomize", "setup"}
+#: Folders never searched (in archives, in directories, nor as submissions in a folder of them).
+SKIP_DIRS = {"__MACOSX", ".git", "__pycache__", ".venv", "node_modules"}
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def layout_of(path: PurePosixPath) -> tuple[int, str, str] | None:
+    """(priority, root, name) when `path` is a ``.py`` file directly in a root of one of the layouts.
+
+    `name` is the file name without ``.py``; a module file when it is one of MODULES, else a
+    candidate helper.  Only module files decide which root is taken (`choose`).
+    """
+    parts = path.parts
+    if any(p in SKIP_DIRS for p in parts):
+        return None
+    if not parts[-1].endswith(".py"):
+        return None
+    name = parts[-1][:-3]
+    if len(parts) == 2 and parts[0] == "assignment":
+        return (0, "assignment", name)
+    if len(parts) == 3 and parts[1] == "assignment":
+        return (1, f"{parts[0]}/assignment", name)
+    if len(parts) == 1:
+        return (2, ".", name)
+    if len(parts) == 2:
+        return (3, parts[0], name)
+    return None
+
+
+def _helper_refusal(name: str) -> str:
+    """Why a ``.py`` file next to the module files is not taken as a helper ("" when it is)."""
+    if not _IDENT.fullmatch(name):
+        return "not an importable module name"
+    if name in RESERVED_NAMES or (name.startswith("__") and name.endswith("__")):
+        return f"{name}.py is reserved (it would mean more to Python or pytest than a helper module)"
+    return ""
+
+
+def choose(candidates: dict[str, tuple[int, str, str]], notes: list[str],
+           not_taken: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """Pick one root (the best layout holding module files; ties go to the sorted first) and the
+    files taken from it: name -> key.  Helpers over the cap, and reserved or unimportable names,
+    are recorded in `not_taken` with the reason."""
+    modules = {k: v for k, v in candidates.items() if v[2] in MODULES}
+    if not modules:
+        return "", {}
+    best = min(prio for prio, _, _ in modules.values())
+    roots = sorted({root for prio, root, _ in modules.values() if prio == best})
+    root = roots[0]
+    if len(roots) > 1:
+        notes.append(f"several folders hold module files ({', '.join(roots)}); took {root}/")
+    chosen: dict[str, str] = {}
+    helpers = 0
+    for key, (prio, r, name) in sorted(candidates.items()):
+        if prio != best or r != root:
+            continue
+        if name in MODULES:
+            chosen[name] = key
+            continue
+        why = _helper_refusal(name)
+        if not why and helpers >= MAX_HELPERS:
+            why = f"more than {MAX_HELPERS} helper files"
+        if why:
+            if name != "__init__":  # every release copy has one: not worth a note
+                not_taken[key] = why
+            continue
+        helpers += 1
+        chosen[name] = key
+    return root, chosen
+
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def source_bytes(data: bytes) -> tuple[bytes | None, str]:
+    """(the bytes to stage, "") for a UTF-8 Python source, or (None, why it is refused).
+
+    Refused: bytes that are not valid UTF-8, and a coding declaration (PEP 263, first two
+    lines) naming any encoding other than UTF-8.  A leading UTF-8 byte-order mark is dropped
+    (`ast.parse` of the text would choke on it while the import skips it).
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    for line in data.splitlines()[:2]:
+        m = _COOKIE.match(line)
+        if m:
+            declared = m.group(1).decode("ascii", "replace")
+            try:
+                name = codecs.lookup(declared).name
+            except LookupError:
+                name = ""
+            if name != "utf-8":
+                return None, (f"declares the source encoding {declared!r}; only UTF-8 is accepted "
+                              "(remove the coding line and save the file as UTF-8)")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"is not valid UTF-8 (byte {exc.start}); save it as UTF-8"
+    return data, ""

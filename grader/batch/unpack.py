@@ -1,0 +1,310 @@
+"""Reading a submission's files out of a folder, a ``.zip`` or a ``.tar.gz``, safely.
+
+Archive members are never extracted by name.  The grader reads only the few members whose
+normalised path matches a layout (`grader.batch.take`), into memory, and `grader.batch.stage`
+writes them into a staging folder it owns under fixed names (`<name>.py`, a Python
+identifier), so ``../`` paths, absolute paths and symlinks cannot write or point anywhere.
+Only regular files are taken (symlinks, hardlinks and devices are ignored, in archives and in
+directories, where directory symlinks are not followed either).  Caps: archive size, member
+count, total unpacked size (checked on the declared sizes and, for streamed tar, on the bytes
+actually decompressed), the size of each file (read with a hard cap), and the number of helper
+files (`grader.batch.take.MAX_HELPERS`).  An archive over a cap, or one that cannot be read, is
+rejected (`RejectedSubmission`) with a plain reason.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+import stat
+import tarfile
+import zipfile
+import zlib
+from pathlib import Path, PurePosixPath
+
+from grader import MODULES
+from grader.batch.take import SKIP_DIRS, choose, layout_of
+
+MAX_ARCHIVE_BYTES = 64 * 2**20  # the archive file itself
+MAX_MEMBERS = 20_000  # entries in an archive (or files walked in a directory)
+MAX_UNPACKED_BYTES = 512 * 2**20  # declared/decompressed total of an archive
+MAX_MODULE_BYTES = 2 * 2**20  # one module file
+MAX_DIR_DEPTH = 3  # how deep a directory submission is searched
+
+
+class RejectedSubmission(Exception):
+    """A submission the grader refuses to read (bomb, corrupt, too large...), with a plain reason."""
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _read_capped(stream: io.BufferedIOBase | io.RawIOBase | object, what: str) -> bytes:
+    data = stream.read(MAX_MODULE_BYTES + 1)  # type: ignore[attr-defined]
+    if len(data) > MAX_MODULE_BYTES:
+        raise _TooBig(f"{what} is larger than {MAX_MODULE_BYTES // 2**20} MiB")
+    return data
+
+
+def _normalise(name: str) -> PurePosixPath | None:
+    """A member name as a relative path, or None if it is absolute or climbs out (``..``)."""
+    name = name.replace("\\", "/")
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        return None
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts) or not parts:
+        return None
+    return PurePosixPath(*parts)
+
+
+def read_submission(path: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[str, dict[str, bytes]]:
+    """(the root taken, name -> the bytes of each file taken) from the folder or archive `path`.
+
+    Raises RejectedSubmission with a plain reason for a submission that cannot be read safely
+    (over a cap, corrupt, unreadable).  Notes for the student go to `notes`; files that are not
+    taken (a symlink, a reserved name...) to `not_taken`, with the reason.
+    """
+    try:
+        if path.is_dir():
+            return _read_directory(path, notes, not_taken)
+        size = path.stat().st_size
+        if size > MAX_ARCHIVE_BYTES:
+            raise RejectedSubmission(f"the archive is {size / 2**20:.0f} MiB (the cap is "
+                                     f"{MAX_ARCHIVE_BYTES // 2**20} MiB)")
+        reader = _read_zip if path.name.lower().endswith(".zip") else _read_tar
+        return reader(path, notes, not_taken)
+    except _TooBig as exc:
+        raise RejectedSubmission(str(exc)) from None
+    except OSError as exc:
+        raise RejectedSubmission(f"cannot be read: {exc.strerror or exc}") from None
+
+
+# -- directories -------------------------------------------------------------------------------
+
+def dir_candidates(folder: Path, links: dict[str, str] | None = None) -> dict[str, tuple[int, str, str]]:
+    """The regular ``.py`` files at layout positions (key: relative path).  Symlinks at those
+    positions (and a symlinked ``assignment/`` folder) are never followed; they are recorded in
+    `links` (relative path -> why not taken) when given."""
+    out: dict[str, tuple[int, str, str]] = {}
+    count = 0
+
+    def walk(d: Path, rel: PurePosixPath, depth: int) -> None:
+        nonlocal count
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            count += 1
+            if count > MAX_MEMBERS:
+                raise RejectedSubmission(f"the folder holds more than {MAX_MEMBERS} entries")
+            sub = rel / entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if depth < MAX_DIR_DEPTH and entry.name not in SKIP_DIRS:
+                    walk(Path(entry.path), sub, depth + 1)
+            elif entry.is_file(follow_symlinks=False):
+                layout = layout_of(sub)
+                if layout is not None:
+                    out[str(sub)] = layout
+            elif entry.is_symlink() and links is not None:
+                if entry.name == "assignment" and depth <= 2:
+                    links[f"{sub}/"] = "a symlink to a folder (never followed; only regular files are taken)"
+                elif layout_of(sub) is not None and layout_of(sub)[2] in MODULES:
+                    links[str(sub)] = "a symlink (only regular files are taken)"
+
+    walk(folder, PurePosixPath(), 1)
+    return out
+
+
+def _read_directory(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[str, dict[str, bytes]]:
+    links: dict[str, str] = {}
+    candidates = dir_candidates(src, links)
+    root, chosen = choose(candidates, notes, not_taken)
+    if not chosen:  # nothing regular to take: say which links were refused
+        not_taken.update(links)
+    else:
+        prefix = "" if root == "." else root + "/"
+        not_taken.update({k: v for k, v in links.items() if k.startswith(prefix) and "/" not in k[len(prefix):]})
+    files: dict[str, bytes] = {}
+    for module, key in chosen.items():
+        path = src / key
+        try:  # open without following a symlink swapped in since the walk
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError as exc:
+            not_taken[key] = f"cannot be read ({exc.strerror})"
+            continue
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if module not in MODULES and st.st_size > MAX_MODULE_BYTES:
+                not_taken[key] = f"larger than {MAX_MODULE_BYTES // 2**20} MiB"
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                not_taken[key] = "not a regular file"
+                continue
+            if st.st_nlink > 1:  # a hard link could point at any file on this machine
+                not_taken[key] = "a hard link (only regular files are taken)"
+                continue
+            files[module] = _read_capped(f, key)
+    return root, files
+
+
+# -- archives ----------------------------------------------------------------------------------
+
+def _note_unsafe(count: int, notes: list[str]) -> None:
+    """One note for the archive entries with absolute or ``..`` paths (their names are not echoed:
+    they may hold anything, including paths of this machine)."""
+    if count:
+        notes.append(f"ignored {count} archive entr{'y' if count == 1 else 'ies'} with an unsafe path "
+                     "(absolute, or climbing out with ..)")
+
+
+def _zip_is_symlink(info: zipfile.ZipInfo) -> bool:
+    mode = info.external_attr >> 16
+    return info.create_system == 3 and stat.S_ISLNK(mode)
+
+
+def _read_zip(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[str, dict[str, bytes]]:
+    try:
+        zf = zipfile.ZipFile(src)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise RejectedSubmission(f"corrupt archive: not a readable zip file ({exc})") from None
+    with zf:
+        try:
+            infos = zf.infolist()
+        except Exception as exc:  # noqa: BLE001
+            raise RejectedSubmission(f"corrupt archive: {exc}") from None
+        if len(infos) > MAX_MEMBERS:
+            raise RejectedSubmission(f"the archive has {len(infos)} entries (the cap is {MAX_MEMBERS})")
+        declared = sum(max(0, i.file_size) for i in infos)
+        if declared > MAX_UNPACKED_BYTES:
+            raise RejectedSubmission(
+                f"the archive would unpack to {declared / 2**20:.0f} MiB (the cap is "
+                f"{MAX_UNPACKED_BYTES // 2**20} MiB): a zip bomb?")
+        candidates: dict[str, tuple[int, str, str]] = {}
+        by_key: dict[str, zipfile.ZipInfo] = {}
+        unsafe = 0
+        for info in infos:
+            norm = _normalise(info.filename)
+            if norm is None:
+                unsafe += 1
+                continue
+            if info.is_dir():
+                continue
+            layout = layout_of(norm)
+            if layout is None:
+                continue
+            if _zip_is_symlink(info):
+                not_taken[str(norm)] = "a symlink (only regular files are taken)"
+                continue
+            candidates[str(norm)] = layout
+            by_key[str(norm)] = info
+        _note_unsafe(unsafe, notes)
+        root, chosen = choose(candidates, notes, not_taken)
+        files: dict[str, bytes] = {}
+        for module, key in chosen.items():
+            info = by_key[key]
+            if info.file_size > MAX_MODULE_BYTES and module not in MODULES:
+                not_taken[key] = f"larger than {MAX_MODULE_BYTES // 2**20} MiB"
+                continue
+            if info.file_size > MAX_MODULE_BYTES:
+                raise _TooBig(f"{key} is larger than {MAX_MODULE_BYTES // 2**20} MiB")
+            try:
+                with zf.open(info) as f:
+                    files[module] = _read_capped(f, key)
+            except _TooBig:
+                raise
+            except Exception as exc:  # noqa: BLE001 - bad CRC, unsupported compression, encryption...
+                raise RejectedSubmission(f"corrupt archive: cannot read {key} ({type(exc).__name__}: {exc})") from None
+    return root, files
+
+
+class _CountingReader(io.RawIOBase):
+    """Raises once more than `cap` decompressed bytes have been read (a gzip bomb)."""
+
+    def __init__(self, inner: io.BufferedIOBase, cap: int):
+        self.inner = inner
+        self.cap = cap
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray) -> int:  # type: ignore[override]
+        data = self.inner.read(len(b))
+        self.count += len(data)
+        if self.count > self.cap:
+            raise RejectedSubmission(
+                f"the archive unpacks to more than {self.cap // 2**20} MiB: a zip bomb?")
+        b[: len(data)] = data
+        return len(data)
+
+
+def _read_tar(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[str, dict[str, bytes]]:
+    try:
+        raw = gzip.open(src, "rb")
+        counting = io.BufferedReader(_CountingReader(raw, MAX_UNPACKED_BYTES), buffer_size=1 << 16)
+        tf = tarfile.open(fileobj=counting, mode="r|")
+    except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise RejectedSubmission(f"corrupt archive: not a readable .tar.gz ({exc})") from None
+    candidates: dict[str, tuple[int, str, str]] = {}
+    contents: dict[str, bytes] = {}
+    count = 0
+    unsafe = 0
+    try:
+        with tf:
+            for member in tf:
+                count += 1
+                if count > MAX_MEMBERS:
+                    raise RejectedSubmission(f"the archive has more than {MAX_MEMBERS} entries")
+                norm = _normalise(member.name)
+                if norm is None:
+                    unsafe += 1
+                    continue
+                layout = layout_of(norm)
+                if layout is None:
+                    continue
+                if not member.isreg():
+                    kind = "symlink" if member.issym() else "hardlink" if member.islnk() else "special file"
+                    not_taken[str(norm)] = f"a {kind} (only regular files are taken)"
+                    continue
+                if member.size > MAX_MODULE_BYTES and layout[2] not in MODULES:
+                    not_taken[str(norm)] = f"larger than {MAX_MODULE_BYTES // 2**20} MiB"
+                    continue
+                if member.size > MAX_MODULE_BYTES:
+                    raise _TooBig(f"{norm} is larger than {MAX_MODULE_BYTES // 2**20} MiB")
+                f = tf.extractfile(member)
+                if f is None:
+                    continue
+                candidates[str(norm)] = layout
+                contents[str(norm)] = _read_capped(f, str(norm))
+    except (RejectedSubmission, _TooBig):
+        raise
+    except (tarfile.TarError, OSError, EOFError, zlib.error, ValueError) as exc:
+        raise RejectedSubmission(f"corrupt archive: {type(exc).__name__}: {exc}") from None
+    _note_unsafe(unsafe, notes)
+    root, chosen = choose(candidates, notes, not_taken)
+    return root, {module: contents[key] for module, key in chosen.items()}
+
+
+def first_entries(path: Path, limit: int = 5) -> list[str]:
+    """A few names the submission holds (to tell a student what an "empty" submission held)."""
+    names: list[str] = []
+    try:
+        if path.is_dir():
+            for entry in sorted(os.scandir(path), key=lambda e: e.name)[:limit]:
+                names.append(entry.name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
+        elif path.name.lower().endswith(".zip"):
+            with zipfile.ZipFile(path) as zf:
+                names = [i.filename for i in zf.infolist()[:limit]]
+        else:
+            with tarfile.open(path, "r:gz") as tf:
+                for member in tf:
+                    names.append(member.name)
+                    if len(names) >= limit:
+                        break
+    except Exception:  # noqa: BLE001 - only for a message
+        pass
+    return [n[:80] for n in names]

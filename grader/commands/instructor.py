@@ -1,0 +1,192 @@
+"""Preparing and grading an assignment: `grader stubs`, `release`, `validate`, `grade`, `doctor`.
+
+`grade` reads the late policy's inputs before anything is graded (bad ones: exit 2) and hands
+the batch to `grader.batch.grade` (or, with `--shard`/`--roster`, to `grader.cluster`); the
+other commands are thin wrappers around `grader.release`, `grader.validate` and `grader.doctor`.
+All but `doctor` need the instructor repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.markup import escape
+
+from grader import KIT_ROOT, MODULES
+from grader.commands.common import abspath, db_url, needs_instructor_repo
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """`grader stubs`, `release`, `validate`, `grade` (`doctor` is registered last: `add_doctor_parser`)."""
+    p = sub.add_parser("stubs", help="regenerate assignment/ from solutions/")
+    p.set_defaults(func=cmd_stubs)
+
+    p = sub.add_parser("release", help="write the student release, or --check that assignment/ is in sync")
+    p.add_argument("out", nargs="?", help="output folder (must not exist or be empty)")
+    p.add_argument("--check", action="store_true", help="fail if assignment/ differs from what would be generated")
+    p.set_defaults(func=cmd_release)
+
+    p = sub.add_parser("validate", help="prove the tests: pass on solutions, not attempted on stubs, mutants caught")
+    p.add_argument("--module", action="append", choices=MODULES, help="only this module (repeatable)")
+    p.add_argument("-j", "--jobs", type=int, default=2, help="mutants graded in parallel")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("grade", help="grade a batch of submissions, each in its own sandbox (public + hidden tests)")
+    p.add_argument("submissions", nargs="+", help="directories, .zip, .tar.gz, or folders of them")
+    p.add_argument("--out", required=True, help="results folder: grades.csv, students/<id>/results.json, "
+                                                "instructor/ (instructor-only: see docs/ARCHITECTURE.md)")
+    p.add_argument("-j", "--jobs", type=int, default=2, help="submissions graded in parallel")
+    p.add_argument("--force", action="store_true", help="regrade submissions that already have results")
+    p.add_argument("--module", action="append", choices=MODULES, help="only this module's tests (repeatable)")
+    p.add_argument("--public-only", action="store_true", help="skip the hidden tests")
+    p.add_argument("--sandbox", choices=("auto", "bubblewrap", "landlock", "rlimits"), default="auto",
+                   help="sandbox launcher (auto: bubblewrap where usable, else landlock, else rlimits with a warning)")
+    p.add_argument("--require", choices=("bubblewrap", "landlock"), default=None,
+                   help="refuse to grade if the sandbox would be weaker than this (see `grader doctor`)")
+    p.add_argument("--call-timeout", type=float, default=30.0, help="wall seconds per probe call")
+    p.add_argument("--import-timeout", type=float, default=30.0, help="wall seconds to import one module")
+    p.add_argument("--memory-mb", type=int, default=None, help="memory limit per sandbox in MiB (RLIMIT_DATA; default 4096)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cpu: GPU tests recorded as pending; cuda: run only the GPU tests (on the CUDA runner)")
+    p.add_argument("--gradebook", metavar="DB_URL", help="also write the grades to an nbgrader gradebook (sqlite:///gradebook.db)")
+    _add_late_args(p)
+    p.set_defaults(func=cmd_grade)
+
+
+def _add_late_args(p: argparse.ArgumentParser) -> None:
+    """`grader grade`'s late policy (grader.batch.late; README "Late policy")."""
+    g = p.add_argument_group("late policy (README: Late policy)")
+    g.add_argument("--deadline", metavar="ISO8601", help="the deadline, with a zone: 2026-12-01T23:59:00+01:00 or ...Z")
+    g.add_argument("--late-penalty", metavar="RATE", help="share of the points earned taken per started day or hour "
+                   "after deadline + grace: 10%%/day, 2%%/hour")
+    g.add_argument("--late-cap", metavar="PERCENT", help="the most a penalty takes (default 100%%)")
+    g.add_argument("--grace", metavar="DURATION", help="time after the deadline still on time: 15m, 1h (default 0)")
+    g.add_argument("--extensions", metavar="CSV", help="columns student,extension: a new deadline (ISO 8601 with a "
+                   "zone) or a duration added to the deadline (2d, 36h)")
+    g.add_argument("--submitted-at", metavar="CSV", help="columns student,submitted_at (ISO 8601 with a zone), as "
+                   "LMS exports give; git submissions without a row use the last commit touching the graded files")
+    g.add_argument("--if-no-time", choices=("no-penalty", "cap"), default=None,
+                   help="a submission whose time cannot be established (no row, uncommitted changes, unreadable "
+                        "git): no penalty and a note (default), or the cap")
+
+
+def add_doctor_parser(sub: argparse._SubParsersAction) -> None:
+    """`grader doctor` (listed after the cluster commands in `grader --help`)."""
+    p = sub.add_parser("doctor", help="which sandbox layers work on this machine, and how to fix the missing ones")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_doctor)
+
+
+def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
+    """Regenerate assignment/ from solutions/."""
+    from grader.release import MarkerError, write_assignment
+
+    if (code := needs_instructor_repo("grader stubs", console)) is not None:
+        return code
+    try:
+        written = write_assignment(KIT_ROOT / "assignment")
+    except MarkerError as exc:
+        console.print(f"[red]{exc}[/red]", highlight=False)
+        return 1
+    console.print(f"wrote {len(written)} files to assignment/")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace, console: Console) -> int:
+    from grader.release import MarkerError, build_release, check_assignment
+
+    if (code := needs_instructor_repo("grader release", console)) is not None:
+        return code
+    try:
+        if args.check:
+            problems = check_assignment()
+            for p in problems:
+                console.print(f"[red]{p}[/red] (run `grader stubs`)", highlight=False)
+            if not problems:
+                console.print("assignment/ is in sync with solutions/")
+            return 1 if problems else 0
+        if not args.out:
+            console.print("[red]grader release needs OUT (or --check)[/red]")
+            return 2
+        out = build_release(abspath(args.out))
+    except MarkerError as exc:
+        console.print(f"[red]{exc}[/red]", highlight=False)
+        return 1
+    except FileExistsError as exc:
+        console.print(f"[red]{exc}[/red]", highlight=False)
+        return 2
+    console.print(f"student release written to {out}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from grader.validate import validate
+
+    if (code := needs_instructor_repo("grader validate", console)) is not None:
+        return code
+    modules = tuple(args.module) if args.module else MODULES
+    result = validate(modules, jobs=args.jobs, console=console)
+    console.print("[green]validate: OK[/green]" if result.ok else "[red]validate: FAILED[/red]")
+    return 0 if result.ok else 1
+
+
+def cmd_grade(args: argparse.Namespace, console: Console) -> int:
+    """Instructor batch grading: every submission in its own sandbox, public + hidden tests.
+
+    Exit status: 0 all graded (rejected and empty submissions count as graded: they have a
+    result), 1 some could not be graded or were refused (colliding ids), 2 nothing was done
+    (a path that does not exist, no submissions, the grader could not start)."""
+    from grader.batch.grade import GradeError, GradeOptions, grade
+    from grader.batch.late import LateInputError, policy_from_args
+
+    try:  # the late policy's inputs are read now: bad ones stop everything before grading (exit 2)
+        late = policy_from_args(args.deadline, args.late_penalty, args.late_cap, args.grace,
+                                *(abspath(f) if f else None for f in (args.extensions, args.submitted_at)),
+                                if_no_time=args.if_no_time)
+    except LateInputError as exc:
+        console.print(f"[red]grader grade: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
+        return 2
+    if args.require:
+        from grader.doctor import require
+
+        try:
+            require(args.require, args.sandbox)
+        except RuntimeError as exc:
+            console.print(f"[red]{exc}[/red]", highlight=False)
+            return 2
+    options = GradeOptions(out=abspath(args.out), jobs=max(1, args.jobs), force=args.force,
+                           modules=tuple(args.module) if args.module else MODULES, hidden=not args.public_only,
+                           launcher=args.sandbox, call_timeout=args.call_timeout, import_timeout=args.import_timeout,
+                           memory_mb=args.memory_mb, progress=not args.no_progress, device=args.device)
+    try:
+        if args.shard or args.roster:  # one machine's share of the class (grader/cluster/)
+            from grader.cluster.commands import grade_sharded
+
+            result = grade_sharded(args, [abspath(p) for p in args.submissions], options, console, late)
+        else:
+            result = grade([abspath(p) for p in args.submissions], options, console, late=late)
+    except GradeError as exc:
+        from grader.batch.results import printable
+
+        console.print(f"[red]{escape(printable(str(exc), newlines=True))}[/red]", highlight=False, soft_wrap=True)
+        return 2
+    if args.gradebook:
+        from grader.commands.integrations import to_gradebook
+
+        to_gradebook(db_url(args.gradebook), options.out, console, fail_on_pending=False)
+    return 0 if result.ok else 1
+
+
+def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
+    from grader.doctor import diagnose, render
+
+    report = diagnose()
+    if args.json:
+        import json
+
+        print(json.dumps(report, indent=2))
+    else:
+        render(report, console)
+    return 0

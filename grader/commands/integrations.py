@@ -1,0 +1,185 @@
+"""After grading: `grader merge`, `gradescope`, `classroom-payload`, `report`, `similarity`, `export`.
+
+Thin wrappers around `grader.batch.merge`, `grader.reports` (class report, similarity) and
+`grader.integrations` (Gradescope bundle, GitHub Classroom payload, Canvas export, the nbgrader
+gradebook that `grade`, `merge` and `combine` can also write: `to_gradebook`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from grader.commands.common import abspath, db_url, needs_instructor_repo
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """`grader merge`, `gradescope`, `classroom-payload`, `report`, `similarity`, `export`."""
+    p = sub.add_parser("merge", help="combine a CPU run and a CUDA run of the same submissions")
+    p.add_argument("cpu", help="results folder of the CPU run")
+    p.add_argument("gpu", help="results folder of the CUDA run (`grader grade --device cuda`); may be missing")
+    p.add_argument("--out", required=True, help="folder for the merged results.json files and grades.csv")
+    p.add_argument("--fail-on-pending", action="store_true", help="exit 1 if any GPU test is still pending")
+    p.add_argument("--markdown", metavar="FILE", help="append a markdown score table (e.g. $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--gradebook", metavar="DB_URL", help="also write the grades to an nbgrader gradebook")
+    p.set_defaults(func=cmd_merge)
+
+    p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)")
+    p.add_argument("out", help="the zip to write, e.g. autograder.zip")
+    p.set_defaults(func=cmd_gradescope)
+
+    p = sub.add_parser("classroom-payload", help="one student's results as GitHub Classroom's reporter payload")
+    p.add_argument("results", help="a results folder written by `grader merge` (or `grader grade`)")
+    p.add_argument("--student", help="the student to report (default: the folder's only one)")
+    p.add_argument("--github-output", metavar="FILE", help="append result=PAYLOAD to this file ($GITHUB_OUTPUT); "
+                   "else print the payload")
+    p.set_defaults(func=cmd_classroom_payload)
+
+    p = sub.add_parser("report", help="one self-contained HTML page on a graded class (instructor-only)")
+    p.add_argument("results", help="a results folder written by `grader grade` (or `grader merge`)")
+    p.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
+    p.add_argument("--compare", metavar="OLD", help="an earlier results folder of the same class: who changed score")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("similarity", help="which submissions share code (and which are close to the solutions)")
+    p.add_argument("submissions", nargs="+", help="submissions or folders of them (as for `grader grade`)")
+    p.add_argument("--out", required=True, help="the HTML file to write, e.g. similarity.html")
+    p.add_argument("--threshold", type=float, default=0.5, help="flag pairs sharing at least this share (default 0.5)")
+    p.add_argument("--top", type=int, default=20, help="pairs shown side by side (default 20)")
+    p.set_defaults(func=cmd_similarity)
+
+    p = sub.add_parser("export", help="write the scores into Canvas's gradebook-import CSV")
+    p.add_argument("results", help="a results folder written by `grader grade` (or `grader merge`)")
+    p.add_argument("--canvas", required=True, metavar="ROSTER.csv", help="the gradebook CSV Canvas exported")
+    p.add_argument("--assignment", required=True, help='the Canvas column, "Name (assignment id)"')
+    p.add_argument("--out", required=True, help="the CSV to import into Canvas")
+    p.add_argument("--map", metavar="IDS.csv", help="columns student,canvas: kit student id -> Canvas login/SIS id")
+    p.set_defaults(func=cmd_export)
+
+
+def to_gradebook(db_url: str, folder: Path, console: Console, *, fail_on_pending: bool) -> int:
+    """Write the grades of the results folder `folder` to an nbgrader gradebook; 1 when GPU grades are
+    still pending and `fail_on_pending`, else 0."""
+    from grader.integrations.gradebook import late_from_results, records_from_results, write_gradebook
+
+    counts = write_gradebook(db_url, records_from_results(folder), late=late_from_results(folder))
+    console.print(f"gradebook {db_url}: {counts['students']} students, {counts['cells']} grade cells")
+    if counts["pending"]:
+        console.print(f"[yellow]warning: {counts['pending']} GPU test grades are still pending (counted as 0 by "
+                      "nbgrader export until `grader merge` fills them)[/yellow]")
+        return 1 if fail_on_pending else 0
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace, console: Console) -> int:
+    """Combine a CPU run and a CUDA run into final results."""
+    from grader.batch.merge import MergeError, markdown_summary, merge_runs, write_merged
+    from grader.batch.results import render_summary
+
+    try:
+        results, instructor, merged = merge_runs(abspath(args.cpu), abspath(args.gpu))
+    except MergeError as exc:
+        console.print(f"[red]{exc}[/red]", highlight=False)
+        return 2
+    out = abspath(args.out)
+    write_merged(out, results, instructor, merged)
+    render_summary(merged.rows, console, title=f"Merged grades ({merged.filled} GPU test results filled in)")
+    from grader.reports.feedback import write_and_report
+
+    write_and_report(out, list(results), console)  # the students' pages of the merged results
+    if args.markdown:
+        with open(abspath(args.markdown), "a", encoding="utf-8") as f:
+            f.write(markdown_summary(merged))
+    code = 0
+    if merged.pending:
+        console.print(f"[yellow]warning: GPU tests still pending for {len(merged.pending)} submission(s): "
+                      f"{', '.join(sorted(merged.pending))}; their points are neither given nor lost[/yellow]")
+        code = 1 if args.fail_on_pending else 0
+    if args.gradebook:
+        code = max(code, to_gradebook(db_url(args.gradebook), out, console, fail_on_pending=args.fail_on_pending))
+    return code
+
+
+def cmd_gradescope(args: argparse.Namespace, console: Console) -> int:
+    from grader.integrations.gradescope import build_bundle
+
+    if (code := needs_instructor_repo("grader gradescope", console)) is not None:
+        return code
+    out = build_bundle(abspath(args.out))
+    console.print(f"Gradescope autograder bundle written to {out} (upload it as the assignment's autograder)")
+    return 0
+
+
+def cmd_classroom_payload(args: argparse.Namespace, console: Console) -> int:
+    """The base64 payload `classroom-resources/autograding-grading-reporter` decodes (see its module)."""
+    from grader.integrations.classroom import PayloadError, student_payload, write_github_output
+
+    try:
+        student, payload, encoded = student_payload(abspath(args.results), args.student)
+    except PayloadError as exc:
+        console.print(f"[red]grader classroom-payload: {escape(str(exc))}[/red]", highlight=False)
+        return 2
+    score = sum(t["score"] for t in payload["tests"])
+    if args.github_output:
+        try:
+            write_github_output(abspath(args.github_output), encoded)
+        except OSError as exc:
+            console.print(f"[red]grader classroom-payload: cannot write {escape(args.github_output)}: "
+                          f"{escape(exc.strerror or str(exc))}[/red]", highlight=False)
+            return 2
+        console.print(f"Classroom payload for {escape(student)}: {score:g} / {payload['max_score']:g} points, "
+                      f"{len(payload['tests'])} tests, status {payload['status']}", highlight=False)
+    else:
+        print(encoded)
+    return 0
+
+
+def cmd_similarity(args: argparse.Namespace, console: Console) -> int:
+    from grader.reports.similarity import SimilarityError, write_similarity
+
+    if not 0 < args.threshold <= 1:
+        console.print("[red]grader similarity: --threshold is a share between 0 and 1[/red]")
+        return 2
+    try:
+        result = write_similarity([abspath(p) for p in args.submissions], abspath(args.out), args.threshold, args.top)
+    except SimilarityError as exc:
+        console.print(f"[red]grader similarity: {exc}[/red]")
+        return 2
+    flagged = [p for p in result.pairs if p.score >= args.threshold]
+    console.print(f"wrote {args.out}: {len(result.codes)} compared, {len(flagged)} pairs at or above "
+                  f"{args.threshold:.0%}" + (f"; top: {flagged[0].a} ↔ {flagged[0].b} {flagged[0].score:.0%}" if flagged else ""))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    from grader.integrations.canvas import ExportError, export_canvas
+
+    try:
+        result = export_canvas(abspath(args.results), abspath(args.canvas), args.assignment, abspath(args.out),
+                               abspath(args.map) if args.map else None)
+    except ExportError as exc:
+        console.print(f"[red]grader export: {exc}[/red]")
+        return 2
+    console.print(f"wrote {args.out}: {len(result.matched)} students matched")
+    for title, names in (("in the roster, with no result (left empty)", result.roster_without_result),
+                         ("graded, but not in the roster (not exported)", result.results_without_roster)):
+        if names:
+            console.print(f"[yellow]{len(names)} {title}:[/yellow] " + ", ".join(names), markup=True)
+    return 1 if result.results_without_roster else 0
+
+
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    from grader.reports.classreport import ReportError, write_report
+
+    try:
+        data = write_report(abspath(args.results), abspath(args.out),
+                            abspath(args.compare) if args.compare else None)
+    except ReportError as exc:
+        console.print(f"[red]grader report: {exc}[/red]")
+        return 2
+    console.print(f"wrote {args.out}: {len(data.students)} submissions, {len(data.tests)} tests"
+                  + (f", {len(data.changes)} changed since {args.compare}" if args.compare else ""))
+    return 0

@@ -1,0 +1,171 @@
+"""`grader check`: a student grades their own implementation with the public tests.
+
+The submission is staged exactly as `grader grade` stages it (`grader.batch.stage`), then the
+public tests run in-process (`grader.runner`), or, with `--sandbox`, exactly as `grader grade`
+runs them.  The results are shown as the check table, and optionally written as JSON and as the
+feedback page (`--json`, `--html`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from grader import MODULES, kit_version
+from grader.commands.common import abspath, needs_instructor_repo
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """`grader check`."""
+    p = sub.add_parser("check", help="grade your implementation with the public tests")
+    p.add_argument("path", nargs="?", default=None, help="assignment folder or release copy (default: assignment/)")
+    p.add_argument("--module", action="append", choices=MODULES, help="only this module (repeatable)")
+    p.add_argument("--hidden", action="store_true", help="include the hidden tests (instructor repo only)")
+    p.add_argument("--sandbox", action="store_true",
+                   help="grade exactly as `grader grade` does: staged files, the sandbox, the same tests (slower)")
+    p.add_argument("--sandbox-launcher", choices=("auto", "bubblewrap", "landlock", "rlimits"), default="auto",
+                   help=argparse.SUPPRESS)
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--html", metavar="FILE", help="also write the feedback page (what passed and failed, with pictures)")
+    p.set_defaults(func=cmd_check)
+
+
+def _check_source(path: str | None):
+    """The submission `grader check` looks at: the folder (or archive) that `grader grade` would take."""
+    from grader.batch.discover import Source, is_archive, student_id
+    from grader.target import resolve_target
+
+    if path is not None and str(path) not in ("solutions", "assignment") and is_archive(abspath(path)):
+        folder = abspath(path)  # the archive the student is about to submit
+    else:
+        folder = resolve_target(path)
+    return Source(student_id(folder), folder)
+
+
+def cmd_check(args: argparse.Namespace, console: Console) -> int:
+    """A student grades their own implementation with the public tests.
+
+    The files are staged exactly as `grader grade` stages a submission (`grader.batch.stage.stage`:
+    module files, helper modules, UTF-8 only), so a local check sees what the grader sees.
+    `--sandbox` goes further and grades exactly as `grader grade` does (sandbox included).
+    """
+    import tempfile
+
+    from grader.batch.stage import stage
+    from grader.batch.unpack import RejectedSubmission
+    from grader.runner import run_suite, test_files
+    from grader.target import TargetError
+
+    if args.hidden and (code := needs_instructor_repo("grader check --hidden", console)) is not None:
+        return code
+    try:
+        source = _check_source(args.path)
+    except TargetError as exc:
+        console.print(f"[red]{exc}[/red]")
+        return 2
+    modules = tuple(args.module) if args.module else MODULES
+    kind = "public and hidden" if args.hidden else "public"
+    if args.html and (abspath(args.html).is_dir() or not abspath(args.html).parent.is_dir()):
+        console.print(f"[red]--html {escape(args.html)}: not a file in an existing folder[/red]", highlight=False)
+        return 2
+    if args.sandbox:
+        return _check_sandboxed(args, source, modules, console)
+    with tempfile.TemporaryDirectory(prefix="kit-check-") as tmp:
+        try:
+            staged = stage(source, Path(tmp) / "submission")
+        except RejectedSubmission as exc:
+            console.print(f"[red]{source.path}: rejected: {exc}[/red]", highlight=False)
+            return 2
+        console.print(f"Checking {source.path} with the {kind} tests (kit {kit_version()}; files staged as "
+                      "`grader grade` takes them)", highlight=False)
+        for line in _staging_lines(staged, modules):
+            console.print(line, highlight=False, markup=False)
+        files = test_files(modules, hidden=args.hidden)
+        run = run_suite(staged.folder, files)
+    if not run.records:
+        console.print("[red]the tests did not run:[/red]")
+        console.print(run.log, markup=False)
+        return 2
+    if not run.meta.get("cuda"):
+        console.print("No CUDA here: GPU tests are listed as pending (graded on the GPU runner).")
+    return _report(args, run.records, console, student=source.student)
+
+
+def _staging_lines(staged, modules: tuple[str, ...]) -> list[str]:
+    from grader.batch.stage import source_description
+
+    lines = source_description(staged)
+    refused = {k.rsplit("/", 1)[-1].removesuffix(".py") for k in staged.not_taken}
+    missing = [m for m in staged.missing if m in modules and m not in refused]  # those are named above
+    if staged.empty:
+        lines.append("No module file found (expected assignment/<module>.py): everything is not attempted.")
+    elif missing:
+        lines.append("Missing files (graded as not attempted): " + ", ".join(m + ".py" for m in missing))
+    return lines
+
+
+def _report(args: argparse.Namespace, records: list[dict], console: Console, *, student: str = "",
+            results: dict | None = None) -> int:
+    from grader.report import render_check
+
+    render_check(records, console)
+    if args.html:  # the feedback page, from the results.json `grader grade` wrote (or would write)
+        from grader.reports.feedback import write_feedback
+        from grader.batch.results import build_results
+
+        write_feedback(results or build_results(records, student=student, kit_version=kit_version(), sandbox={},
+                                                submission={}), abspath(args.html), charts="all")
+        console.print(f"feedback page written to {escape(args.html)}", highlight=False)
+    if args.json:
+        import json
+
+        from grader.scoring import score, totals
+
+        earned, possible, pending = totals(score(records))
+        abspath(args.json).write_text(json.dumps({"earned": earned, "possible": possible, "pending": pending,
+                                                  "tests": records}, indent=1))
+    return 0
+
+
+def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...], console: Console) -> int:
+    """`grader check --sandbox`: exactly `grader grade` on this one submission (staging, sandbox,
+    the same tests), shown as the check table."""
+    import io
+    import json
+    import tempfile
+
+    from grader.batch.grade import GradeError, GradeOptions, grade
+    from grader.batch.results import Layout
+
+    console.print(f"Checking {source.path} in the sandbox, exactly as `grader grade` does "
+                  f"(kit {kit_version()}; {'public and hidden' if args.hidden else 'public'} tests)", highlight=False)
+    with tempfile.TemporaryDirectory(prefix="kit-check-") as tmp:
+        out = Path(tmp) / "out"
+        options = GradeOptions(out=out, jobs=1, force=True, modules=modules, hidden=args.hidden, progress=False,
+                               launcher=args.sandbox_launcher)
+        quiet = Console(file=io.StringIO(), width=200)
+        try:
+            result = grade([source.path], options, quiet)
+        except GradeError as exc:
+            console.print(f"[red]{exc}[/red]", highlight=False)
+            return 2
+        if result.warning:
+            console.print(f"[yellow]{result.warning}[/yellow]", highlight=False)
+        layout = Layout(out)
+        outcome = next((o for o in result.outcomes if o.student == source.student), None)
+        path = layout.instructor(source.student)
+        if outcome is None or outcome.status == "error" or not path.exists():
+            console.print(f"[red]not graded: {outcome.message if outcome else 'no result'}[/red]", highlight=False)
+            return 2
+        doc = json.loads(path.read_text())
+        results = json.loads(layout.results(source.student).read_text())
+        summary = results["output"]
+    for line in summary.splitlines():
+        if line.startswith(("Your submission", "Helper modules", "Not taken", "Missing files", "No module", "Note")):
+            console.print(line, highlight=False, markup=False)
+    if any(r["status"] == "pending" for r in doc["records"]):
+        console.print("GPU tests are listed as pending (graded on the GPU runner).")
+    return _report(args, doc["records"], console, student=source.student, results=results)
