@@ -82,7 +82,8 @@ class Sandbox:
                 return self._start()
             except SandboxStartError as exc:
                 self.zygote_note = str(exc)
-                zygote_mod.give_up(self.zygote, str(exc))
+                if not isinstance(exc.__cause__, zygote_mod.NotForThisFolder):
+                    zygote_mod.give_up(self.zygote, str(exc))
                 self.zygote = None
                 self.killed_why = ""
         return self._start()
@@ -162,7 +163,7 @@ class Sandbox:
                     except OSError:
                         pass
             self._cleanup_host()
-            raise SandboxStartError(f"cannot start the sandbox: {exc}") from None
+            raise SandboxStartError(f"cannot start the sandbox: {exc}") from exc
         for fd in (req_r, rep_w, out_w, fault_w, cfg_r, *extra_fds):
             os.close(fd)
         self.req_w, self.rep_r = req_w, rep_r

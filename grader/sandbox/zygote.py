@@ -266,6 +266,11 @@ class ZygoteError(Exception):
     """The zygote could not start or fork (the sandbox then starts the ordinary way)."""
 
 
+class NotForThisFolder(ZygoteError):
+    """This sandbox's folder cannot go through the inbox (too large): it alone starts the
+    ordinary way; the zygote serves the next ones."""
+
+
 def _ns_pid(host_pid: int) -> int | None:
     """The pid of `host_pid` in its innermost pid namespace (the last field of NSpid)."""
     try:
@@ -466,7 +471,7 @@ def copy_submission(src: Path, dest: Path, cap: int = 64 << 20) -> None:
                     continue
                 total += info.st_size
                 if total > cap:
-                    raise ZygoteError(f"the folder holds more than {cap >> 20} MiB")
+                    raise NotForThisFolder(f"the folder holds more than {cap >> 20} MiB")
                 data = f.read(cap + 1)
             out = os.open(target / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                           stat.S_IMODE(info.st_mode))

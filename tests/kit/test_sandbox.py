@@ -524,6 +524,27 @@ def test_zygote_children_share_nothing(workdir: Path) -> None:
     assert off.stats["layers"]["zygote"] is False
 
 
+def test_a_folder_too_large_for_the_zygote_starts_the_ordinary_way(workdir: Path, submission: Path) -> None:
+    """A folder over the inbox's cap (64 MiB) gets an ordinary sandbox; the next one still comes
+    from the zygote (root and bubblewrap only: elsewhere there is no zygote to fall back from)."""
+    _bwrap_or_fail()
+    if os.geteuid() != 0:
+        pytest.skip("the zygote needs root")
+    large = workdir / "large"
+    large.mkdir()
+    (large / "memory.py").write_text(MODULE)
+    with open(large / "data.bin", "wb") as f:
+        f.truncate(65 * 2**20)  # sparse: no disk used
+    for folder, zygote in ((large, False), (submission, True)):
+        backend = _backend(folder, launcher=BUBBLEWRAP)
+        try:
+            assert backend.call("memory.float_format", {"dtype": "float16"}) == {"ok": (1, 5, 10)}
+        finally:
+            backend.close()
+        assert backend.stats["layers"]["zygote"] is zygote, backend.stats
+        assert ("64 MiB" in backend.stats.get("zygote_note", "")) is not zygote
+
+
 def test_auto_picks_landlock_where_namespaces_are_refused() -> None:
     """An emulated container (a seccomp filter refusing unshare and clone's namespace flags, as
     Docker's default profile does): bubblewrap cannot start, auto picks landlock and says so."""
