@@ -8,8 +8,8 @@ code itself takes.  The zygote pays it once per job slot:
   for a sandbox (read-only root, kit bundle, private pid/net/ipc/uts namespaces), except that
   the submission folder is an *inbox* (a host folder of the grader's, bound read-only at
   ``/kit-inbox``) and the process keeps CAP_SYS_ADMIN, CAP_SETUID and CAP_SETGID.
-* The zygote (`main`, inside) imports torch, the tripwire, the probes and the libraries a
-  submission imports, then only ever forks.  It never receives a request, never imports a
+* The zygote (`grader.sandbox.zygote_process`, inside) imports torch, the tripwire, the probes
+  and the libraries a submission imports, then only ever forks.  It never receives a request, never imports a
   submission and never runs student code: what a child inherits is the state of a clean import.
 * Each sandbox is a child.  Before any student code, in this order, the child:
   waits until the grader has moved it into its memory cgroup; takes mount, IPC, pid, network,
@@ -31,7 +31,11 @@ channel, abstract socket names and the cgroup path while the namespaces were sha
 Used only where every layer above exists: bubblewrap, running as root (a uid per submission),
 no GPU (CUDA may not be initialised before a fork), Python not installed under a folder the
 fresh tmpfs would hide.  Elsewhere, and whenever the zygote cannot start, sandboxes start as
-before (`grader.sandbox.process`), and `SandboxSettings.zygote = False` turns it off.
+before (`grader.sandbox.process`), and `KIT_SANDBOX_ZYGOTE=0` (`SandboxSettings.zygote`) turns
+it off.
+
+This module is the grader's side: `Zygote` (start it, fork children, their exit statuses),
+`copy_submission` (a folder into the inbox), `why_not` and `shared` (which zygote a sandbox uses).
 """
 
 from __future__ import annotations
@@ -41,226 +45,13 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from grader.sandbox.config import ZYGOTE_INBOX as INBOX
-
-_MAX_MESSAGE = 1 << 20
-
-# -- inside: the zygote process --------------------------------------------------------------
-
-# linux/sched.h, linux/mount.h, linux/prctl.h
-_CLONE_NEWNS, _CLONE_NEWCGROUP, _CLONE_NEWUTS = 0x00020000, 0x02000000, 0x04000000
-_CLONE_NEWIPC, _CLONE_NEWPID, _CLONE_NEWNET = 0x08000000, 0x20000000, 0x40000000
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
-_PR_SET_PDEATHSIG = 1
-_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
-_MNT_DETACH = 2
-
-
-def _libc() -> Any:
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        import ctypes
-
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
-def preload() -> None:
-    """Everything a sandbox imports before (and, lazily, while) serving probes: trusted modules
-    from the installation and the kit bundle only.  Order as in `grader.worker.run`: torch, the
-    tripwire, then the rest (imported after the wires, as they would be lazily)."""
-    import torch
-
-    torch.set_num_threads(1)
-    from grader import MODULES, tripwire
-
-    tripwire.install()
-    import grader.serve  # noqa: F401
-
-    for module in MODULES:
-        try:
-            __import__(f"tests.probes.{module}")
-        except Exception:  # noqa: BLE001 - a broken probe module fails its own calls
-            pass
-    # imported lazily by torch on the first TorchDispatchMode call (1.2 s) and by solutions
-    for name in ("torch._dynamo", "torch.utils.flop_counter", "numpy", "einops", "jaxtyping", "beartype"):
-        try:
-            __import__(name)
-        except Exception:  # noqa: BLE001 - a library the machine lacks is imported (and fails) in the child
-            pass
-
-
-def _threads() -> int:
-    return len(os.listdir("/proc/self/task"))
-
-
-def _become_sandbox(config: dict[str, Any], fds: list[int], go: int) -> None:
-    """In the forked child, before any student code: wait for the grader (cgroup), take fresh
-    namespaces and mounts, and start the sandbox's own init, which starts the worker
-    (`grader.worker.run`: rlimits, uid, no_new_privs, seccomp, then probe calls).
-
-    Three processes, as under a bubblewrap of its own: this one (in the zygote's pid namespace,
-    the grader's handle: it exits with the worker's status), the init (pid 1 of a new pid
-    namespace, with its own /proc; when it exits the kernel kills whatever is left in the
-    namespace) and the worker (pid 2).  The first two run only this trusted code, as root."""
-    req_r, rep_w, fault_w, out_w = fds
-    os.setsid()
-    for target in (1, 2):
-        os.dup2(out_w, target)
-    os.close(out_w)
-    if os.read(go, 1) != b"g":  # the grader moved us into our cgroup (or gave up: exit)
-        os._exit(0)
-    os.close(go)
-    libc = _libc()
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    # a cgroup namespace after the move: /proc/self/cgroup shows "/", not the grader's names
-    _check(libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWUTS
-                        | _CLONE_NEWCGROUP), "unshare")
-    _check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "making mounts private")
-    from grader.sandbox.config import SANDBOX_FOLDER, SANDBOX_OTHER_FS, SANDBOX_TMP
-
-    sizes = config["tmpfs"]
-    for path, size in ((SANDBOX_TMP, sizes["tmp"]), ("/dev/shm", sizes["shm"]), (SANDBOX_OTHER_FS, sizes["shm"])):
-        data = f"mode=1777,size={int(size)}".encode()
-        _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, data), f"tmpfs at {path}")
-    source = f"{INBOX}/{config['inbox_name']}".encode()
-    _check(libc.mount(source, SANDBOX_FOLDER.encode(), None, _MS_BIND | _MS_REC, None), "binding the submission")
-    _check(libc.mount(None, SANDBOX_FOLDER.encode(), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV,
-                      None), "remounting the submission read-only")
-    _check(libc.umount2(INBOX.encode(), _MNT_DETACH), "unmounting the inbox")
-    init = os.fork()
-    if init == 0:
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        _check(libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None), "mounting /proc")
-        os.chdir(SANDBOX_TMP)
-        worker = os.fork()
-        if worker == 0:
-            _fresh_random_state()
-            from grader import worker as worker_mod
-
-            os._exit(worker_mod.run(config["worker"], req_r, rep_w, fault_w))
-        for fd in (req_r, rep_w, fault_w):  # the grader must see EOF when the worker ends
-            os.close(fd)
-        os._exit(_wait_for(worker, reap_others=True))
-    for fd in (req_r, rep_w, fault_w):
-        os.close(fd)
-    os._exit(_wait_for(init, reap_others=False))
-
-
-def _wait_for(pid: int, reap_others: bool) -> int:
-    """Wait for `pid` (reaping any other child on the way, as an init does); its exit status as a
-    shell reports it (128 + the signal that killed it)."""
-    while True:
-        try:
-            done, status = os.waitpid(-1 if reap_others else pid, 0)
-        except ChildProcessError:
-            return 0
-        except InterruptedError:
-            continue
-        if done == pid:
-            code = os.waitstatus_to_exitcode(status)
-            return 128 - code if code < 0 else code
-
-
-def _fresh_random_state() -> None:
-    """Each sandbox starts as a new process would: the global generators of Python, numpy and
-    torch seeded from the OS, not the zygote's state (which every child would share)."""
-    import random
-
-    random.seed()
-    try:
-        import numpy as np
-
-        np.random.seed()
-    except ImportError:
-        pass
-    import torch
-
-    torch.seed()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -P -m grader.sandbox.zygote --fd N``: preload, then fork a child per request."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2 or args[0] != "--fd":
-        print("usage: python -m grader.sandbox.zygote --fd N (started by the grader)", file=sys.stderr)
-        return 2
-    ctl = socket.socket(fileno=int(args[1]))
-    preload()
-    if _threads() != 1:  # fork copies only the calling thread: refuse rather than risk a child deadlock
-        ctl.send(json.dumps({"ready": False, "why": f"the zygote has {_threads()} threads after its imports"}).encode())
-        return 1
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    ctl.send(json.dumps({"ready": True, "pid": os.getpid()}).encode())
-    import select
-
-    while True:
-        readable, _, _ = select.select([ctl, wake_r], [], [])
-        if wake_r in readable:
-            os.read(wake_r, 4096)
-        while True:  # report every child that ended
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            ctl.send(json.dumps({"exit": pid, "status": status}).encode())
-        if ctl not in readable:
-            continue
-        message, fds, _, _ = socket.recv_fds(ctl, _MAX_MESSAGE, 5)
-        if not message:
-            return 0  # the grader went away
-        if len(fds) != 5:
-            for fd in fds:
-                os.close(fd)
-            ctl.send(json.dumps({"forked": None, "why": f"expected 5 descriptors, got {len(fds)}"}).encode())
-            continue
-        config = json.loads(message)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                keep = set(fds)
-                for fd in (ctl.fileno(), wake_r, wake_w):
-                    os.close(fd)
-                os.closerange(3, min(fds))
-                for fd in range(min(fds) + 1, max(fds)):
-                    if fd not in keep:
-                        try:
-                            os.close(fd)
-                        except OSError:
-                            pass
-                os.closerange(max(fds) + 1, 1 << 16)
-                _become_sandbox(config, fds[:4], fds[4])
-            except BaseException as exc:  # noqa: BLE001 - the grader sees the start fail
-                try:
-                    os.write(2, f"the sandbox could not start in the zygote: {type(exc).__name__}: {exc}\n".encode())
-                finally:
-                    os._exit(70)
-        for fd in fds:
-            os.close(fd)
-        ctl.send(json.dumps({"forked": pid}).encode())
-
-
-# -- outside: the grader's handle ------------------------------------------------------------
+from grader.sandbox.zygote_process import MAX_MESSAGE
 
 class ZygoteError(Exception):
     """The zygote could not start or fork (the sandbox then starts the ordinary way)."""
@@ -322,7 +113,7 @@ class Zygote:
         import tempfile
 
         self.log = tempfile.TemporaryFile()
-        argv = [*argv_prefix, python, "-P", "-m", "grader.sandbox.zygote", "--fd", str(theirs.fileno())]
+        argv = [*argv_prefix, python, "-P", "-m", "grader.sandbox.zygote_process", "--fd", str(theirs.fileno())]
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
                                          pass_fds=(theirs.fileno(), *pass_fds), start_new_session=True,
@@ -333,7 +124,7 @@ class Zygote:
             theirs.close()
         self.ctl.settimeout(timeout)
         try:
-            ready = json.loads(self.ctl.recv(_MAX_MESSAGE) or b"{}")
+            ready = json.loads(self.ctl.recv(MAX_MESSAGE) or b"{}")
         except (OSError, ValueError) as exc:
             ready = {"why": f"{type(exc).__name__}: {exc}"}
         if ready.get("ready") is not True:
@@ -357,7 +148,7 @@ class Zygote:
     def _read(self) -> None:
         while True:
             try:
-                data = self.ctl.recv(_MAX_MESSAGE)
+                data = self.ctl.recv(MAX_MESSAGE)
             except OSError:
                 data = b""
             with self.cond:
@@ -571,7 +362,3 @@ def close_all() -> None:
     """Stop every zygote of this process (their children die with them) and remove the inboxes."""
     for key in list(_zygotes):
         _discard(key)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
