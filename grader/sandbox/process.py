@@ -202,30 +202,34 @@ class Sandbox:
 
     def _fork_from_zygote(self, config: dict[str, Any], fds: list[int]) -> zygote_mod.Child:
         """A child of the zygote (grader.sandbox.zygote) serving on `fds`, in its cgroup before it runs."""
+        import secrets
+
         assert self.zygote is not None
-        global _counter
-        name = f"job-{os.getpid()}-{_counter}"
+        # a random name: the submission sees it in its mountinfo, a counter would tell it how many
+        # sandboxes this worker started before
+        name = f"job-{secrets.token_hex(8)}"
         dest = self.zygote.inbox / name
         self.scratch.append(str(dest))
         zygote_mod.copy_submission(self.folder, dest)
         lim = self.settings.limits
         go_r, go_w = os.pipe()
         try:
-            child = self.zygote.fork({"worker": config, "inbox_name": name,
-                                      "tmpfs": {"tmp": lim.tmpfs_bytes, "shm": lim.shm_bytes}}, [*fds, go_r])
-        finally:
-            os.close(go_r)
-        try:
-            if self.cgroup is not None:
-                with open(self.cgroup.procs_file, "w") as f:
-                    f.write(str(child.pid))
-            os.write(go_w, b"g")
-        except OSError:
             try:
-                os.kill(child.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            raise
+                child = self.zygote.fork({"worker": config, "inbox_name": name,
+                                          "tmpfs": {"tmp": lim.tmpfs_bytes, "shm": lim.shm_bytes}}, [*fds, go_r])
+            finally:
+                os.close(go_r)
+            try:
+                if self.cgroup is not None:
+                    with open(self.cgroup.procs_file, "w") as f:
+                        f.write(str(child.pid))
+                os.write(go_w, b"g")
+            except OSError:
+                try:
+                    os.kill(child.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                raise
         finally:
             os.close(go_w)
         return child
@@ -282,6 +286,7 @@ class Sandbox:
         if self.uid is not None:
             uids.kill_uid(self.uid)
             uids.clear_uid_state(self.uid)  # keyrings, SysV IPC, files in /dev/shm and /tmp
+        _collect_unix_garbage()
         for fd_name in ("req_w", "rep_r"):
             fd = getattr(self, fd_name, None)
             if fd is not None:
@@ -368,6 +373,25 @@ class Sandbox:
                 words = f"your code ended the sandbox process (exit status {rc})"
         where = student_frame(self.fault.text()[self.fault_mark:] if self.fault.total > self.fault_mark else "")
         return words + (f" at {where}" if where else "")
+
+
+def _collect_unix_garbage() -> None:
+    """Have the kernel free what the dead sandbox left in flight on unix sockets.
+
+    A submission can send its own descriptors (tmpfs files, sockets, ptys) through a unix socket
+    pair and close both ends: the cycle outlives every process, uid and cgroup, pinning the
+    memory and locks behind it.  The kernel's collector for such cycles runs when some unix
+    socket is released; a bubblewrap per sandbox did that by chance at every start, a zygote's
+    fork does not, so the grader releases one after every sandbox (measured by the red-team
+    review: 370 MiB more host memory pinned per sandbox until the worker ended, without it)."""
+    import socket
+
+    try:
+        a, b = socket.socketpair()
+        a.close()
+        b.close()
+    except OSError:
+        pass
 
 
 def _grow_pipe(fd: int, size: int = 1 << 20) -> None:

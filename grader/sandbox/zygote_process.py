@@ -107,10 +107,19 @@ def _become_sandbox(config: dict[str, Any], fds: list[int], go: int) -> None:
     _check(libc.mount(None, SANDBOX_FOLDER.encode(), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV,
                       None), "remounting the submission read-only")
     _check(libc.umount2(INBOX.encode(), _MNT_DETACH), "unmounting the inbox")
+    # pseudo-terminals of its own (bwrap's /dev/ptmx points into /dev/pts): not the zygote's, which
+    # every child would share
+    _check(libc.mount(b"devpts", b"/dev/pts", b"devpts", _MS_NOSUID | _MS_NOEXEC,
+                      b"newinstance,ptmxmode=0666,mode=620"), "mounting /dev/pts")
     init = os.fork()
     if init == 0:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         _check(libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None), "mounting /proc")
+        for path in (b"/proc/sys", b"/proc/sysrq-trigger", b"/proc/irq", b"/proc/bus"):  # read-only, as bwrap's
+            if os.path.exists(path):
+                _check(libc.mount(path, path, None, _MS_BIND | _MS_REC, None), f"covering {path.decode()}")
+                _check(libc.mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV
+                                  | _MS_NOEXEC, None), f"covering {path.decode()} read-only")
         os.chdir(SANDBOX_TMP)
         worker = os.fork()
         if worker == 0:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -418,6 +419,17 @@ ZYGOTE_SPY = textwrap.dedent("""
 
     def rounds_to_zero(action, dtype):
         other = os.environ["KIT_OTHER_FS_DIR"]
+        if action == "pin":
+            # 200 MiB of tmpfs and two pseudo-terminals pinned in flight on a unix socket pair whose
+            # ends are closed: a cycle no process holds, which outlives the sandbox unless collected
+            big = os.open("/tmp/big", os.O_RDWR | os.O_CREAT, 0o600)
+            os.write(big, b"x" * (200 * 2**20))
+            os.unlink("/tmp/big")
+            a, b = socket.socketpair()
+            socket.send_fds(a, [b"x"], [big, *os.openpty(), *os.openpty(), a.fileno(), b.fileno()])
+            a.close()
+            b.close()
+            return "pinned"
         if action == "plant":  # everything a submission could leave for the next one
             for folder in ("/tmp", "/dev/shm", other):
                 with open(os.path.join(folder, "planted"), "w") as f:
@@ -435,6 +447,8 @@ ZYGOTE_SPY = textwrap.dedent("""
         facts = {"uid": os.getuid(), "pid": os.getpid(), "files": [os.path.exists(os.path.join(f, "planted"))
                                                                   for f in ("/tmp", "/dev/shm", other)]}
         facts["submission"] = sorted(os.listdir("/submission"))
+        facts["pts"] = sorted(os.listdir("/dev/pts"))
+        facts["job_name"] = [line for line in open("/proc/self/mountinfo") if " /submission " in line]
         facts["inbox"] = os.listdir("/kit-inbox") if os.path.isdir("/kit-inbox") else None
         uids, zygote = set(), None
         for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -467,13 +481,24 @@ ZYGOTE_SPY = textwrap.dedent("""
 """)
 
 
+def _host_shmem() -> int:
+    """The host's shared memory (tmpfs and shared anonymous pages) in bytes, from /proc/meminfo."""
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("Shmem:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def test_zygote_children_share_nothing(workdir: Path) -> None:
-    """Sandboxes forked from one zygote (grader.sandbox.zygote) in a row: what the first leaves
-    (files in every writable folder, an orphan process in a session of its own holding an
-    abstract socket) is gone for the second, which has pid, network and cgroup namespaces of its
-    own, sees only its own submission (a symbolic link in the folder is not followed), has no
-    capability, cannot signal the zygote, and draws other random numbers than a third child.
-    Without root there is no zygote: sandboxes start the ordinary way."""
+    """Sandboxes forked from one zygote (grader.sandbox.zygote) in a row: 200 MiB of tmpfs and two
+    ptys pinned in a unix socket cycle are freed once the sandbox ends (and another child, at the
+    same time, sees ptys of its own); what the next one leaves (files in every writable folder,
+    an orphan process in a session of its own holding an abstract socket) is gone for the one
+    after, which has pid, network and cgroup namespaces of its own, sees only its own submission
+    (a symbolic link in the folder is not followed), has no capability, cannot signal the
+    zygote, and draws other random numbers than a third child.  Without root there is no
+    zygote: sandboxes start the ordinary way."""
     _bwrap_or_fail()
     folders = []
     for name in ("first", "second"):
@@ -483,6 +508,23 @@ def test_zygote_children_share_nothing(workdir: Path) -> None:
         (folder / f"{name}_helper.py").write_text("X = 1\n")
         (folder / "link_to_kit").symlink_to(KIT_ROOT / "pyproject.toml")  # copied into the inbox? never
         folders.append(folder)
+    shmem = _host_shmem()
+    zero = _backend(folders[0], launcher=BUBBLEWRAP)  # pins, and releases no unix socket of its own
+    try:
+        assert zero.call("memory.rounds_to_zero", {"cases": [["pin", "float32"]]}) == {"ok": ["pinned"]}
+        assert _host_shmem() > shmem + 150 * 2**20  # the pinned 200 MiB
+        peek = _backend(folders[1], launcher=BUBBLEWRAP)  # meanwhile, another child: its own ptys
+        try:
+            seen = json.loads(peek.call("memory.rounds_to_zero", {"cases": [["look", "float32"]]})["ok"][0])
+        finally:
+            peek.close()
+        assert seen["pts"] == ["ptmx"], seen["pts"]
+    finally:
+        zero.close()
+    deadline = time.monotonic() + 15  # the kernel's collector of unix socket cycles runs asynchronously
+    while _host_shmem() > shmem + 100 * 2**20 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _host_shmem() <= shmem + 100 * 2**20, "tmpfs memory pinned by the sandbox outlived it"
     first = _backend(folders[0], launcher=BUBBLEWRAP)
     try:
         planted = first.call("memory.rounds_to_zero", {"cases": [["plant", "float32"]]})
@@ -504,6 +546,10 @@ def test_zygote_children_share_nothing(workdir: Path) -> None:
     assert facts["files"] == [False, False, False]
     assert facts["submission"] == ["memory.py", "second_helper.py"] and facts["inbox"] in ([], None)
     assert facts["leaked_link"] is False  # a symbolic link is not followed into the inbox
+    assert facts["pts"] == ["ptmx"]  # pseudo-terminals of its own
+    # the inbox folder it was copied to (its mountinfo may show it) is named at random: a counter
+    # would tell how many sandboxes the worker started before
+    assert len(facts["job_name"]) == 1 and not re.search(r"job-\d+-\d+\b", facts["job_name"][0]), facts
     # a pid namespace of its own (pid 1: its init, root; pid 2: the worker; then the fresh-process
     # template): no pid counter, CPU times or processes of another submission to read
     assert facts["pid"] == 2 and set(facts["uids"]) <= {0, facts["uid"]}, facts
