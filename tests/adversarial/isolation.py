@@ -112,6 +112,52 @@ for _path in _glob.glob("/dev/shm/**/kit-stash.py", recursive=True) + _glob.glob
     return folder(ctx, "stash_steal", _escape_pays(check))
 
 
+def pinned_store(ctx: Ctx) -> Path:
+    """What the first versions of the sandbox zygote let outlive a sandbox (grader.sandbox.zygote): the solution in a tmpfs
+    file, a pty and an abstract socket, all pinned in flight on a unix socket pair whose ends are
+    closed (a cycle no process holds), and the pid counter moved past 150."""
+    code = f"""
+import socket as _so
+_payload = {solution_text()!r}.encode()
+try:
+    _fd = _os.open("/dev/shm/kit-pinned.py", _os.O_RDWR | _os.O_CREAT, 0o600)
+    _os.write(_fd, _payload)
+    _os.unlink("/dev/shm/kit-pinned.py")
+    _pty = _os.openpty()
+    _named = _so.socket(_so.AF_UNIX)
+    _named.bind(b"\\0kit-stash")
+    _a, _b = _so.socketpair()
+    _so.send_fds(_a, [b"x"], [_fd, *_pty, _named.fileno(), _a.fileno(), _b.fileno()])
+    for _s in (_named, _a, _b):
+        _s.close()
+except OSError:
+    pass
+for _ in range(150):
+    _p = _os.fork()
+    if _p == 0:
+        _os._exit(0)
+    _os.waitpid(_p, 0)
+"""
+    return folder(ctx, "pinned_store", with_code(solution_text(), "import os as _os\n" + code))
+
+
+def pinned_steal(ctx: Ctx) -> Path:
+    check = """
+_escaped = False
+try:
+    _escaped |= any(_n != "ptmx" for _n in _os.listdir("/dev/pts"))
+    _escaped |= "kit-stash" in open("/proc/net/unix").read()
+except OSError:
+    pass
+_p = _os.fork()
+if _p == 0:
+    _os._exit(0)
+_os.waitpid(_p, 0)
+_escaped |= _p > 100  # a pid counter another submission moved
+"""
+    return folder(ctx, "pinned_steal", _escape_pays(check))
+
+
 # -- memory that RLIMIT_DATA/AS do not see --------------------------------------------------------
 
 def memfd_bomb(ctx: Ctx) -> Path:
@@ -226,11 +272,16 @@ ISOLATION_CASES: list[Case] = [
     Case("ptrace_sibling", ptrace_sibling, ZERO, "stubs that run the solution if ptrace attaches to a sibling, "
          "the parent or pid 1"),
     Case("unshare_escape", unshare_escape, ZERO, "stubs that run the solution if unshare() creates a namespace"),
+    # bubblewrap only (its own pid namespace and /dev/pts per sandbox; landlock shows the host's)
+    Case("pinned_store", pinned_store, FULL, "pins the solution, a pty and an abstract socket in a unix socket "
+         "cycle and moves the pid counter", needs_isolation=True),
+    Case("pinned_steal", pinned_steal, ZERO, "stubs that run the solution if a pty, the abstract socket or a "
+         "moved pid counter of another submission is seen", needs_isolation=True),
 ]
 
 #: The reduced set graded by every entry of the launcher matrix.
 MATRIX_NAMES = ("honest_full", "honest_stub", "twin_raises", "writes_outside", "reads_solutions", "network",
-                "kill_everything", "fork_bomb", "memory_bomb", *(c.name for c in ISOLATION_CASES))
+                "kill_everything", "fork_bomb", "memory_bomb", *(c.name for c in ISOLATION_CASES if not c.needs_isolation))
 
 
 def problems_after(ctx: Ctx, out: Path, used_uids: set[int]) -> list[str]:
