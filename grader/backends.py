@@ -64,7 +64,7 @@ class InProcessBackend:
             return decode(encode(reply))
         except BoundaryError as exc:
             return {"boundary": str(exc)}
-        except Exception as exc:  # e.g. torch.save refusing an odd tensor subclass
+        except Exception as exc:  # e.g. a reply over the size cap
             return {"boundary": f"{type(exc).__name__}: {exc}"}
 
     def call_measured(self, name: str, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -1,19 +1,21 @@
 """What may cross the probe boundary, and how it is encoded.
 
 Probes run next to the code under test and return *data only*.  Whatever backend runs them
-(in-process now, a sandbox for grading), the reply is serialised with `torch.save` and
-decoded on the trusted side with `torch.load(weights_only=True)` under a size cap, then
-type-checked, so a probe result can never smuggle code or live objects into the test process.
+(in-process for `grader check`, a sandbox for grading), the reply is written in the kit's
+data-only format (`grader.wire`: no pickle, nothing but scalars, lists, tuples, dicts and dense
+tensors can be built from it), decoded on the trusted side under a size cap, then type-checked,
+so a probe result can never smuggle code or live objects into the test process.
 """
 
 from __future__ import annotations
 
-import io
 import traceback
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from grader import wire
 
 #: Largest reply the trusted side will decode (bytes).
 MAX_REPLY_BYTES = 64 * 1024 * 1024
@@ -58,6 +60,8 @@ def check_data(value: Any, path: str = "result") -> None:
         if depth > MAX_DEPTH:
             raise BoundaryError(f"{where(trail)} is nested deeper than {MAX_DEPTH} levels")
         t = type(v)
+        if t is wire.Opaque:
+            raise BoundaryError(f"{where(trail)} is a {v.what}, not plain data")
         if t is torch.Tensor:
             elements += v.numel()
             if elements > MAX_ELEMENTS:
@@ -99,43 +103,22 @@ def _check_tensor_bounds(t: torch.Tensor, where: str) -> None:
 
 
 def encode(message: Any) -> bytes:
-    """Serialise a message (plain data) for the trip across the boundary."""
-    buffer = io.BytesIO()
-    torch.save(message, buffer)
-    return buffer.getvalue()
+    """Serialise a message (plain data) for the trip across the boundary (`grader.wire`).  Values
+    that are not plain data travel as `wire.Opaque`, which `decode` refuses."""
+    return wire.dumps(message, max_bytes=MAX_REPLY_BYTES)
 
 
 def decode(payload: bytes, max_bytes: int = MAX_REPLY_BYTES) -> Any:
-    """Decode a reply safely: size cap, `weights_only=True`, then a structural type check."""
+    """Decode a reply safely: size cap, the data-only decoder of `grader.wire`, then a structural
+    type check."""
     if len(payload) > max_bytes:
         raise BoundaryError(f"reply of {len(payload)} bytes exceeds the {max_bytes}-byte cap")
-    _check_archive(payload, max_bytes)
     try:
-        value = torch.load(io.BytesIO(payload), weights_only=True, map_location="cpu")
-    except Exception as exc:  # any decoding failure is a garbage reply
-        raise BoundaryError(f"undecodable reply: {type(exc).__name__}: {exc}") from None
+        value = wire.loads(payload)
+    except wire.WireError as exc:
+        raise BoundaryError(f"undecodable reply: {exc}") from None
     check_data(value)
     return value
-
-
-def _check_archive(payload: bytes, max_bytes: int) -> None:
-    """`torch.save` writes a zip archive of *stored* (uncompressed) records.  torch.load would also
-    inflate deflated records, in full, before checking them against the tensor they belong to: a
-    9 MB reply could make the trusted side allocate 2 GiB.  So a reply must be a zip archive whose
-    records are all stored, adding up to no more than the cap."""
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
-            total = 0
-            for info in archive.infolist():
-                if info.compress_type != zipfile.ZIP_STORED:
-                    raise BoundaryError(f"reply record {info.filename[:80]!r} is compressed (torch.save never compresses)")
-                total += info.file_size
-                if total > max_bytes:
-                    raise BoundaryError(f"reply records add up to more than the {max_bytes}-byte cap")
-    except zipfile.BadZipFile:
-        raise BoundaryError("undecodable reply: not a torch.save archive") from None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DYNAMIC_ESCAPES = frozenset({"getattr", "eval", "exec", "compile", "__import__", "importlib", "globals", "vars"})
 
@@ -194,6 +195,7 @@ class Scope:
     nodes: list[ast.AST] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     breaches: list[str] = field(default_factory=list)
+    _walked: Any = field(default=None, repr=False, compare=False)  # (ids of nodes, every node under them)
 
 
 def _module_level(tree: ast.Module) -> list[ast.AST]:
@@ -322,10 +324,27 @@ def _parse(name: str, text: bytes | str) -> _FileInfo:
     return _FileInfo(tree, _all_defs(tree), global_breaches(tree, f"{name}.py"))
 
 
+def parse(name: str, text: bytes | str) -> ast.Module:
+    """`name`.py's tree, parsed once per content (shared between callers: read it, never change it).
+    Raises SyntaxError naming the file."""
+    return _parse(name, text).tree
+
+
 def build_scope(sources: dict[str, bytes | str], module: str, qualname: str) -> Scope:
     """The program a rule about `module.qualname` covers, given every source file of the submission
     (`{"views": b"...", "utils": b"..."}`).  Raises SyntaxError (with the file name) if one does not parse,
-    LookupError if `qualname` is not defined."""
+    LookupError if `qualname` is not defined.
+
+    A suite asks for the same scope several times (one rule per test, and a test per case): the
+    answer is a function of the files' bytes, so it is kept (keyed by them) and each caller gets
+    its own copy of the lists."""
+    cached = _build_scope(tuple(sorted(sources.items())), module, qualname)
+    return Scope(cached.module, cached.qualname, list(cached.nodes), list(cached.files), list(cached.breaches))
+
+
+@functools.lru_cache(maxsize=256)
+def _build_scope(items: tuple[tuple[str, bytes | str], ...], module: str, qualname: str) -> Scope:
+    sources = dict(items)
     parsed = {name: _parse(name, text) for name, text in sources.items()}
     trees = {name: info.tree for name, info in parsed.items()}
     if module not in trees:
@@ -438,5 +457,9 @@ def _nodes(target: "ast.AST | Scope") -> list[ast.AST]:
 
 
 def _walk(target: "ast.AST | Scope") -> Iterable[ast.AST]:
-    for node in _nodes(target):
-        yield from ast.walk(node)
+    if isinstance(target, Scope):  # the rules walk one scope several times: walk it once
+        key = tuple(id(n) for n in target.nodes)
+        if target._walked is None or target._walked[0] != key:
+            target._walked = (key, [n for node in target.nodes for n in ast.walk(node)])
+        return target._walked[1]
+    return ast.walk(target)

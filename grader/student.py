@@ -99,9 +99,9 @@ class Student:
         """The AST of `qualname` in the student's module; a stub body counts as not attempted."""
         text = self.source(module)
         try:
-            tree = ast.parse(text)
+            tree = static.parse(module, text)  # parsed once per file's bytes (the tree is shared: read it only)
         except SyntaxError as exc:
-            raise ProbeError(module, detail=f"{module}.py does not parse: {exc}") from None
+            raise ProbeError(module, detail=str(exc)) from None
         node = static.find_definition(tree, qualname)
         if node is None:
             raise ProbeError(module, detail=f"{module}.py defines no {qualname}")

@@ -26,7 +26,7 @@ Protocol (`grader.sandbox.channel`): requests ``{"op": "import", "module": m, "s
 ``{"seq": n, "reply": {"ok": value} | {"error": ErrorData-dict} | {"boundary": text}}``.
 
 Nothing this process says is a verdict: the trusted side decodes every reply with
-`torch.load(weights_only=True)` under a size cap, type-checks it, and the tests assert.
+`grader.wire`'s data-only decoder under a size cap, type-checks it, and the tests assert.
 """
 
 from __future__ import annotations
@@ -299,7 +299,7 @@ def serve_forever(channel: Any, folder: str, limits: dict[str, int], layers: dic
         children = _has_children(template)
         try:
             channel.send({"seq": seq, "reply": reply, "children": children})
-        except Exception as exc:  # noqa: BLE001 - e.g. torch.save refusing an odd value
+        except Exception as exc:  # noqa: BLE001 - e.g. a reply over the size cap
             reply = {"boundary": f"the reply could not be encoded: {type(exc).__name__}: {exc}"[:500]}
             channel.send({"seq": seq, "reply": reply, "children": children})
 
@@ -349,6 +349,9 @@ def run(config: dict[str, Any], fd_in: int, fd_out: int, fd_fault: int | None) -
             pass
     from grader.sandbox.channel import Channel
 
+    import gc
+
+    gc.freeze()  # the trusted imports are never garbage: collections walk only what the calls make
     channel = Channel(fd_in, fd_out)
     try:
         return serve_forever(channel, config["folder"], limits, layers)

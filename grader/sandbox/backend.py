@@ -1,6 +1,6 @@
 """`SandboxBackend`: the `grader.backends.Backend` interface over one sandbox per submission.
 
-Every reply crosses `grader.protocol.decode` (size cap, ``torch.load(weights_only=True)``,
+Every reply crosses `grader.protocol.decode` (size cap, `grader.wire`'s data-only decoder,
 structural type check) in `grader.sandbox.channel` before a test sees it.  On a timeout, a
 crash or a garbage reply the whole sandbox is killed, that call fails with a plain message
 (``{"boundary": ...}``) and the next call starts a fresh sandbox; a module that hangs or kills

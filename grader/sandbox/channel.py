@@ -3,7 +3,7 @@
 Requests and replies travel on two dedicated pipes (never stdout/stderr), each message an
 8-byte big-endian length followed by a `grader.protocol.encode` payload.  The trusted side
 reads with a deadline (`poll`), refuses a length over `MAX_REPLY_BYTES` before reading it, and
-decodes with `grader.protocol.decode` (``torch.load(weights_only=True)`` and a type check).
+decodes with `grader.protocol.decode` (`grader.wire`'s data-only decoder and a type check).
 The worker's stdout/stderr go to one pipe drained into a `CappedBuffer` (first and last part
 kept), so a flood can neither block the worker nor fill the disk.
 """
@@ -115,12 +115,10 @@ class Channel:
         """A request from the grader.  Not `protocol.decode`: its structural check is for replies
         (a request may share sub-lists, e.g. the same case twice), and nothing here is a trust
         boundary (the submission runs in this very process)."""
-        import io
-
-        import torch
+        from grader import wire
 
         (n,) = HEADER.unpack(self._read_exact(HEADER.size))
-        return torch.load(io.BytesIO(self._read_exact(n)), weights_only=True, map_location="cpu")
+        return wire.loads(self._read_exact(n))
 
 
 class CappedBuffer:

@@ -9,6 +9,7 @@ request ever reaches this process, and it never imports a submission.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -175,6 +176,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ctl = socket.socket(fileno=int(args[1]))
     preload()
+    # the preloaded heap is never garbage: a child's collections (and pytest-free probes that
+    # allocate) then walk only its own objects, and the pages stay shared with the zygote
+    gc.collect()
+    gc.freeze()
     if _threads() != 1:  # fork copies only the calling thread: refuse rather than risk a child deadlock
         ctl.send(json.dumps({"ready": False, "why": f"the zygote has {_threads()} threads after its imports"}).encode())
         return 1

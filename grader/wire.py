@@ -1,0 +1,355 @@
+"""The bytes of the probe boundary: a data-only encoding of plain values and dense tensors.
+
+Every probe request and reply (`grader.protocol.encode` / `decode`) is written in this format.
+It replaces ``torch.save`` / ``torch.load(weights_only=True)`` for two reasons:
+
+- the decoder can build nothing but the values listed below.  ``weights_only`` is an unpickler
+  held back by an allowlist: a pickle machine, whose history includes remote code execution
+  (CVE-2025-32434, torch < 2.6), and it also inflates zip records before checking them;
+- it is quick: a grading run sends about 350 messages per submission, and the zip archive and
+  pickle machinery cost about 1 ms per message on each side (a tenth of a second per side and
+  submission, from 2 to 0.3 for the whole exchange; `bench/grade_throughput.py`).
+
+Layout (little-endian)::
+
+    MAGIC, u32 number of storages, u64 size of each, u64 size of the structure,
+    the structure, then each storage's bytes one after another
+
+The structure is one tag byte per value, then its body:
+
+    N None   T True   F False   i int64   I other int (u32 length, signed)   f float64
+    s str (u32 length, UTF-8, lone surrogates kept)
+    l list   t tuple (u32 count, the items)   d dict (u32 count, key value key value ...)
+    X tensor: u8 dtype code (`DTYPES`), u8 flags (1: requires_grad, 2: on the meta device),
+      u8 number of dims, the shape and the strides (int64 each), int64 storage offset, u32 storage
+    O a value that is not plain data: a str saying what it was (decoded as `Opaque`, which
+      `grader.protocol.check_data` refuses, naming where it was)
+
+Tensors that shared a storage share one after the trip (views stay views of one another); a
+CUDA tensor arrives on the CPU (as ``map_location="cpu"`` did); a conjugate or negative view is
+resolved first.  Shared sub-lists are written out once per use, and a structure deeper than
+`MAX_DEPTH` + 1 is cut there with an `Opaque` (so a cycle ends too).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+MAGIC = b"KIT-WIRE-1\n"
+
+#: Tensor dtypes that may cross, by code (the index).  Append only: both sides use this table.
+DTYPE_NAMES = ("float32", "float64", "float16", "bfloat16", "complex64", "complex128", "int8", "int16", "int32",
+               "int64", "uint8", "bool", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+               "uint16", "uint32", "uint64", "complex32", "float8_e8m0fnu")
+DTYPES = tuple(getattr(torch, name, None) for name in DTYPE_NAMES)
+_CODE = {dtype: code for code, dtype in enumerate(DTYPES) if isinstance(dtype, torch.dtype)}
+
+MAX_DEPTH = 64
+MAX_NODES = 1_000_000
+MAX_DIMS = 64
+_MAX_BIG_INT = 1 << 20  # bytes of one int outside int64
+
+_U8, _U32, _U64, _I64, _F64 = (struct.Struct(f) for f in ("<B", "<I", "<Q", "<q", "<d"))
+_REQUIRES_GRAD, _META = 1, 2
+
+
+class WireError(ValueError):
+    """Bytes that are not a well-formed message (decoding), or a value too large to send (encoding)."""
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """Where the sender had a value that is not plain data: `what` it was (``torch.nn.Linear``)."""
+
+    what: str
+
+
+# -- encoding -------------------------------------------------------------------------------
+
+def dumps(value: Any, max_bytes: int | None = None) -> bytes:
+    """`value` as bytes.  Values that are not plain data are written as `Opaque` (the decoding
+    side refuses them); WireError if it would need more than MAX_NODES values or `max_bytes`."""
+    encoder = _Encoder(max_bytes)
+    encoder.write(value, 0)
+    sizes = b"".join(_U64.pack(len(raw)) for raw in encoder.storages)
+    body = bytes(encoder.out)
+    head = MAGIC + _U32.pack(len(encoder.storages)) + sizes + _U64.pack(len(body))
+    total = len(head) + len(body) + sum(len(raw) for raw in encoder.storages)
+    if max_bytes is not None and total > max_bytes:
+        raise WireError(f"a message of {total} bytes (the cap is {max_bytes})")
+    return b"".join([head, body, *encoder.storages])
+
+
+class _Encoder:
+    def __init__(self, max_bytes: int | None):
+        self.out = bytearray()
+        self.storages: list[bytes] = []
+        self.index: dict[tuple[str, int, int], int] = {}
+        self.nodes = 0
+        self.max_bytes = max_bytes
+        self.stored = 0
+
+    def write(self, v: Any, depth: int) -> None:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise WireError(f"more than {MAX_NODES} values")
+        out, t = self.out, type(v)
+        if depth > MAX_DEPTH + 1:
+            self.opaque(f"structure nested deeper than {MAX_DEPTH} levels")
+        elif v is None:
+            out += b"N"
+        elif t is bool:
+            out += b"T" if v else b"F"
+        elif t is int:
+            if -(1 << 63) <= v < (1 << 63):
+                out += b"i"
+                out += _I64.pack(v)
+            else:
+                raw = v.to_bytes((v.bit_length() + 8) // 8, "little", signed=True)
+                out += b"I"
+                out += _U32.pack(len(raw))
+                out += raw
+        elif t is float:
+            out += b"f"
+            out += _F64.pack(v)
+        elif t is str:
+            raw = v.encode("utf-8", "surrogatepass")
+            out += b"s"
+            out += _U32.pack(len(raw))
+            out += raw
+        elif t is list or t is tuple:
+            out += b"l" if t is list else b"t"
+            out += _U32.pack(len(v))
+            for item in v:
+                self.write(item, depth + 1)
+        elif t is dict:
+            out += b"d"
+            out += _U32.pack(len(v))
+            for key, item in v.items():
+                self.write(key, depth + 1)
+                self.write(item, depth + 1)
+        elif t is torch.Tensor:
+            self.tensor(v)
+        else:
+            self.opaque(f"{t.__module__}.{t.__qualname__}")
+        if self.max_bytes is not None and len(out) + self.stored > self.max_bytes:
+            raise WireError(f"a message of more than {self.max_bytes} bytes")
+
+    def opaque(self, what: str) -> None:
+        raw = what[:200].encode("utf-8", "replace")
+        self.out += b"O"
+        self.out += _U32.pack(len(raw))
+        self.out += raw
+
+    def tensor(self, t: torch.Tensor) -> None:
+        if t.layout is not torch.strided:
+            return self.opaque(f"{t.layout} tensor (only dense tensors cross the boundary)")
+        code = _CODE.get(t.dtype)
+        if code is None:
+            return self.opaque(f"tensor of dtype {t.dtype}")
+        if t.is_conj() or t.is_neg():
+            t = t.resolve_conj().resolve_neg()
+        meta = t.device.type == "meta"
+        flags = (_REQUIRES_GRAD if t.requires_grad else 0) | (_META if meta else 0)
+        head = bytearray(b"X")
+        head += bytes((code, flags, t.dim()))
+        for n in (*t.shape, *t.stride(), t.storage_offset()):
+            head += _I64.pack(n)
+        if meta:
+            head += _U32.pack(0)
+        else:
+            storage = t.untyped_storage()
+            key = (str(t.device), storage.data_ptr(), storage.nbytes())
+            if key not in self.index or storage.nbytes() == 0:
+                if t.device.type != "cpu":
+                    storage = storage.cpu()
+                nbytes = storage.nbytes()
+                self.stored += nbytes
+                if self.max_bytes is not None and self.stored > self.max_bytes:
+                    raise WireError(f"a message of more than {self.max_bytes} bytes")
+                self.index[key] = len(self.storages)
+                self.storages.append(ctypes.string_at(storage.data_ptr(), nbytes) if nbytes else b"")
+            head += _U32.pack(self.index[key])
+        self.out += head
+
+
+# -- decoding -------------------------------------------------------------------------------
+
+def loads(payload: bytes | bytearray | memoryview) -> Any:
+    """The value `payload` holds (`Opaque` where the sender had something else).  Raises
+    WireError for anything malformed; never builds anything but the values listed above."""
+    view = memoryview(payload).cast("B")
+    size = len(view)
+    if bytes(view[:len(MAGIC)]) != MAGIC:
+        raise WireError("not a kit message (bad magic)")
+    pos = len(MAGIC)
+    count = _take(_U32, view, pos, size)
+    pos += 4
+    if count > (size - pos) // 8:
+        raise WireError("storage table larger than the message")
+    lengths = [_take(_U64, view, pos + 8 * i, size) for i in range(count)]
+    pos += 8 * count
+    body_len = _take(_U64, view, pos, size)
+    pos += 8
+    if body_len + sum(lengths) != size - pos:
+        raise WireError("sizes in the header do not add up to the message")
+    starts, at = [], pos + body_len
+    for n in lengths:
+        starts.append(at)
+        at += n
+    return _Decoder(view, pos, pos + body_len, starts, lengths).run()
+
+
+def _take(fmt: struct.Struct, view: memoryview, pos: int, end: int) -> Any:
+    if pos + fmt.size > end:
+        raise WireError("truncated message")
+    return fmt.unpack_from(view, pos)[0]
+
+
+class _Decoder:
+    def __init__(self, view: memoryview, pos: int, end: int, starts: list[int], lengths: list[int]):
+        self.view, self.pos, self.end = view, pos, end
+        self.starts, self.lengths = starts, lengths
+        self.made: dict[int, Any] = {}
+
+    def u32(self) -> int:
+        n = _take(_U32, self.view, self.pos, self.end)
+        self.pos += 4
+        return n
+
+    def raw(self, n: int) -> bytes:
+        if n > self.end - self.pos:
+            raise WireError("truncated message")
+        data = bytes(self.view[self.pos:self.pos + n])
+        self.pos += n
+        return data
+
+    def run(self) -> Any:
+        # frames: [tag, items, items still to read]; a container is built when its last item is read
+        root: list[Any] = []
+        stack: list[list[Any]] = [["l", root, 1]]
+        nodes = 0
+        while True:
+            frame = stack[-1]
+            if frame[2] == 0:
+                stack.pop()
+                tag, items = frame[0], frame[1]
+                value = items if tag == "l" else tuple(items) if tag == "t" else self.mapping(items)
+                if not stack:
+                    break
+                stack[-1][1].append(value)
+                continue
+            frame[2] -= 1
+            nodes += 1
+            if nodes > MAX_NODES + 1:
+                raise WireError(f"more than {MAX_NODES} values")
+            if self.pos >= self.end:
+                raise WireError("truncated message")
+            tag = chr(self.view[self.pos])
+            self.pos += 1
+            if tag in "ltd":
+                if len(stack) > MAX_DEPTH + 3:
+                    raise WireError(f"nested deeper than {MAX_DEPTH} levels")
+                n = self.u32()
+                items_to_read = 2 * n if tag == "d" else n
+                if items_to_read > self.end - self.pos:  # every value takes at least one byte
+                    raise WireError("a container larger than the message")
+                stack.append([tag, [], items_to_read])
+                continue
+            frame[1].append(self.scalar(tag))
+        if self.pos != self.end:
+            raise WireError("bytes left over after the value")
+        if len(root) != 1:
+            raise WireError("not one value")
+        return root[0]
+
+    def mapping(self, items: list[Any]) -> dict[Any, Any]:
+        keys = items[0::2]
+        for key in keys:
+            if type(key) not in (str, int, float, bool, type(None)):
+                raise WireError(f"a dict key of type {type(key).__name__}")
+        return dict(zip(keys, items[1::2]))
+
+    def scalar(self, tag: str) -> Any:
+        if tag == "N":
+            return None
+        if tag == "T":
+            return True
+        if tag == "F":
+            return False
+        if tag == "i":
+            v = _take(_I64, self.view, self.pos, self.end)
+            self.pos += 8
+            return v
+        if tag == "f":
+            v = _take(_F64, self.view, self.pos, self.end)
+            self.pos += 8
+            return v
+        if tag == "s":
+            try:
+                return self.raw(self.u32()).decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError:
+                raise WireError("a string that is not UTF-8") from None
+        if tag == "I":
+            n = self.u32()
+            if n > _MAX_BIG_INT:
+                raise WireError(f"an int of more than {_MAX_BIG_INT} bytes")
+            return int.from_bytes(self.raw(n), "little", signed=True)
+        if tag == "O":
+            return Opaque(self.raw(min(self.u32(), 1000)).decode("utf-8", "replace"))
+        if tag == "X":
+            return self.tensor()
+        raise WireError(f"unknown tag {tag!r}")
+
+    def tensor(self) -> torch.Tensor:
+        code, flags, ndim = (self.raw(3))
+        dtype = DTYPES[code] if code < len(DTYPES) else None
+        if not isinstance(dtype, torch.dtype) or flags > 3 or ndim > MAX_DIMS:
+            raise WireError("a tensor with a bad header")
+        numbers = [_take(_I64, self.view, self.pos + 8 * i, self.end) for i in range(2 * ndim + 1)]
+        self.pos += 8 * (2 * ndim + 1)
+        shape, stride, offset = numbers[:ndim], numbers[ndim:2 * ndim], numbers[-1]
+        which = self.u32()
+        if min(numbers, default=0) < 0:
+            raise WireError("a tensor with a negative size, stride or offset")
+        numel = 1
+        for n in shape:
+            numel *= n
+        if numel > 1 << 62:
+            raise WireError("a tensor with more than 2**62 elements")
+        if flags & _META:
+            t = torch.empty_strided(shape, stride, dtype=dtype, device="meta")
+        else:
+            if which >= len(self.lengths):
+                raise WireError("a tensor whose storage is not in the message")
+            nbytes = self.lengths[which]
+            if numel:
+                last = offset + sum((n - 1) * s for n, s in zip(shape, stride))
+                if (last + 1) * dtype.itemsize > nbytes:
+                    raise WireError("a tensor that reads past the end of its storage")
+            t = torch.empty(0, dtype=dtype)
+            t.set_(self.storage(which, dtype), offset, shape, stride)
+        if flags & _REQUIRES_GRAD:
+            if not (dtype.is_floating_point or dtype.is_complex):
+                raise WireError(f"a {dtype} tensor that requires grad")
+            t.requires_grad_(True)
+        return t
+
+    def storage(self, which: int, dtype: torch.dtype) -> torch.UntypedStorage:
+        if which not in self.made:
+            start, n = self.starts[which], self.lengths[which]
+            if n == 0:
+                self.made[which] = torch.empty(0, dtype=torch.uint8).untyped_storage()
+            else:  # a copy of its own: aligned, writable, and not holding the message alive
+                self.made[which] = torch.frombuffer(bytearray(self.view[start:start + n]),
+                                                    dtype=torch.uint8).untyped_storage()
+        storage = self.made[which]
+        if dtype is torch.bool and bytes(self.view[self.starts[which]:self.starts[which] + self.lengths[which]]) \
+                .translate(None, b"\x00\x01"):
+            raise WireError("a bool tensor holding bytes other than 0 and 1")
+        return storage
