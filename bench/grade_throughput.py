@@ -2,7 +2,8 @@
 
     python bench/grade_throughput.py [-n 20] [-j 2] [--module M ...]
 
-Builds `n` full-credit submissions (copies of solutions/), then measures, one after another on
+Builds `n` full-credit submissions (copies of solutions/, each file with a comment line of its
+own, so that no cache keyed by a file's bytes serves two submissions), then measures, one after another on
 this machine:
 
 1. ``grader grade SUBS --out DIR -j J``: N trusted workers that import torch and the tests once,
@@ -45,8 +46,8 @@ def build(names: range, folder: Path) -> list[Path]:
         dest.mkdir(parents=True)
         for m in MODULES:
             src = ROOT / "solutions" / f"{m}.py"
-            if src.exists():
-                shutil.copy2(src, dest / src.name)
+            if src.exists():  # a line of its own per submission: no cache keyed by a file's bytes is shared
+                (dest / src.name).write_text(src.read_text() + f"\n# submission {i}\n")
         subs.append(dest.parent)
     os.chmod(folder, 0o755)
     return subs
