@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 FIXES = {
@@ -59,7 +60,7 @@ def _cuda_inside(launcher: str) -> tuple[bool | None, str]:
     except Exception as exc:  # noqa: BLE001
         return None, f"torch: {exc}"
     if launcher != "bubblewrap":
-        return True, "the landlock/rlimits launchers see the host's devices"
+        return _cuda_inside_locked_down(launcher)
     from grader.sandbox import launchers
     from grader.sandbox.config import Limits
 
@@ -77,6 +78,35 @@ def _cuda_inside(launcher: str) -> tuple[bool | None, str]:
         os.close(fd)
     ok = proc.stdout.strip().endswith("True")
     return ok, "" if ok else (proc.stderr.strip().splitlines() or ["CUDA not visible inside bubblewrap"])[-1][:200]
+
+
+def _cuda_inside_locked_down(launcher: str) -> tuple[bool, str]:
+    """The landlock and rlimits launchers: a process locked down as a `--device cuda` sandbox is
+    (`grader.worker.lock_down`: rlimits, the Landlock rules with the GPU's devices, the seccomp
+    filter) runs a CUDA operation."""
+    import json
+    import tempfile
+
+    from grader import KIT_ROOT
+    from grader.sandbox import launchers, seccomp
+    from grader.sandbox.config import Limits
+    from grader.sandbox.limits import rlimits
+
+    limits = Limits()
+    limits.data_bytes = limits.as_bytes = None  # as for `grader grade --device cuda`
+    with tempfile.TemporaryDirectory() as scratch:
+        bundle = launchers.kit_bundle()
+        config = {"limits": rlimits(limits), "uid": None, "gid": None, "keep_read_cap": False,
+                  "seccomp": seccomp.program(deny_connect=True).hex() if seccomp.available()[0] else None,
+                  "landlock": launchers.landlock_rules(Path(scratch), bundle, [scratch], gpu=True)
+                  if launcher == "landlock" else None}
+        script = ("import json, sys; from grader.worker import lock_down; lock_down(json.loads(sys.argv[1])); "
+                  "import torch; print(torch.ones(2, device='cuda').sum().item() == 2)")
+        proc = subprocess.run([sys.executable, "-c", script, json.dumps(config)], capture_output=True, text=True,
+                              timeout=300, stdin=subprocess.DEVNULL, cwd=scratch,
+                              env={**os.environ, "PYTHONPATH": str(KIT_ROOT)})
+    ok = proc.stdout.strip().endswith("True")
+    return ok, "" if ok else (proc.stderr.strip().splitlines() or [f"CUDA not usable under the {launcher} launcher"])[-1][:200]
 
 
 def _zygote_check(launcher: str) -> tuple[bool | None, str]:

@@ -24,6 +24,7 @@ MAX_REPLY_BYTES = 64 * 1024 * 1024
 MAX_NODES = 1_000_000
 MAX_DEPTH = 64
 MAX_ELEMENTS = 1 << 28  # tensor elements in one reply, all tensors together
+MAX_TENSOR_BYTES = 1 << 30  # their bytes as tensors (an expanded view of a few bytes can describe gigabytes)
 MAX_STRING = 1 << 22  # characters in one string
 
 _SCALARS = (bool, int, float, str, type(None))
@@ -42,7 +43,7 @@ def check_data(value: Any, path: str = "result") -> None:
     structure through shared sub-lists (2**40 items in a few KB), or a cycle, runs into the node
     or depth bound at once and is refused.  Each tensor must lie inside its own storage (no
     strides that read past it)."""
-    nodes, elements = 0, 0
+    nodes, elements, nbytes = 0, 0, 0
     todo: list[tuple[Any, int, Any]] = [(value, 0, None)]  # (value, depth, (parent entry, key)): paths built on error
 
     def where(trail: Any) -> str:
@@ -64,8 +65,11 @@ def check_data(value: Any, path: str = "result") -> None:
             raise BoundaryError(f"{where(trail)} is a {v.what}, not plain data")
         if t is torch.Tensor:
             elements += v.numel()
+            nbytes += v.numel() * v.element_size()
             if elements > MAX_ELEMENTS:
                 raise BoundaryError(f"{path} holds more than {MAX_ELEMENTS} tensor elements")
+            if nbytes > MAX_TENSOR_BYTES:
+                raise BoundaryError(f"{path} holds tensors of more than {MAX_TENSOR_BYTES} bytes")
             _check_tensor_bounds(v, where(trail))
             continue
         if t is str:
@@ -105,7 +109,7 @@ def _check_tensor_bounds(t: torch.Tensor, where: str) -> None:
 def encode(message: Any) -> bytes:
     """Serialise a message (plain data) for the trip across the boundary (`grader.wire`).  Values
     that are not plain data travel as `wire.Opaque`, which `decode` refuses."""
-    return wire.dumps(message, max_bytes=MAX_REPLY_BYTES)
+    return wire.dumps(message)  # (a reply over the cap is refused by its length, on the trusted side)
 
 
 def decode(payload: bytes, max_bytes: int = MAX_REPLY_BYTES) -> Any:

@@ -15,6 +15,7 @@ Loaded for every run via `addopts = "-p grader.pytest_plugin"` in pyproject.toml
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -167,15 +168,43 @@ def describe_failure(excinfo: pytest.ExceptionInfo[BaseException]) -> tuple[str,
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    """While a graded test runs, `grader.figures.attach` stores its pictures' data in its record."""
+    """While a graded test runs, `grader.figures.attach` stores its pictures' data in its record.
+    A `gpu` test holds the machine's GPU lock while it runs (`gpu_lock`)."""
     record = item.stash.get(_RECORD, None)
     if record is None:
         return (yield)
     from grader import figures
 
     record.pop("figures", None)  # a rerun starts afresh
-    with figures.collecting(record):
+    with figures.collecting(record), (gpu_lock() if item.get_closest_marker("gpu") else _nothing()):
         return (yield)
+
+
+@contextlib.contextmanager
+def _nothing():
+    yield
+
+
+@contextlib.contextmanager
+def gpu_lock():
+    """One `gpu` test at a time on this machine, whichever process runs it.
+
+    The GPU tests time matmuls and training steps, and measure CUDA memory: two at once on one
+    GPU (`grader grade --device cuda -j 2`, or `grader validate -j N` on a CUDA machine) slow
+    each other down, and a correct `time_matmul` then reports an MFU of 0.2 instead of 0.8 (seen
+    on an H100 with 15 at once).  An advisory lock on a file shared by every process of the kit
+    on this machine (``$KIT_GPU_LOCK``, default ``<tempdir>/kit-gpu.lock``); the trusted test
+    process holds it, the sandboxed code never sees it.  A probe's call timeout bounds the wait."""
+    import fcntl
+    import tempfile
+
+    path = os.environ.get("KIT_GPU_LOCK") or os.path.join(tempfile.gettempdir(), "kit-gpu.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # (releases the lock)
 
 
 @pytest.hookimpl(wrapper=True)

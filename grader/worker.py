@@ -157,7 +157,8 @@ def lock_down(config: dict[str, Any]) -> dict[str, Any]:
     if rules:
         from grader.sandbox.landlock import restrict
 
-        layers["landlock"] = restrict(rules["read"], rules["write"], rules.get("devices", []))
+        layers["landlock"] = restrict(rules["read"], rules["write"], rules.get("devices", []),
+                                      rules.get("read_write", []))
     if config.get("seccomp"):
         from grader.sandbox.seccomp import load_program
 

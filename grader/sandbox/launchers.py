@@ -313,10 +313,14 @@ def landlock_rules(folder: Path, bundle: Path, scratch: list[str], gpu: bool = F
     read = [*python_mounts(), "/usr", *SYSTEM_TOPS, *(f"/etc/{n}" for n in ETC_FILES), *PROC_FILES,
             "/sys/devices/system/cpu", "/sys/fs/cgroup", str(bundle), str(folder)]
     devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+    read_write: list[str] = []
     if gpu:
-        read += ["/sys", "/dev/nvidia-caps", "/proc/driver/nvidia"]  # (not tried on a GPU machine yet)
+        read += ["/sys", "/dev/nvidia-caps", "/proc/driver/nvidia"]
         devices += gpu_devices()
-    return {"read": read, "write": list(scratch), "devices": devices}
+        # CUDA's initialisation writes files of the process's own threads (cudaGetDeviceCount fails
+        # with error 304 without it: found on an H100, torch 2.11, driver 580); only this process's
+        read_write.append("/proc/self/task")
+    return {"read": read, "write": list(scratch), "devices": devices, "read_write": read_write}
 
 
 def other_filesystem_dir(scratch: str, uid: int | None) -> str:

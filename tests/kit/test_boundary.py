@@ -178,10 +178,15 @@ def test_wire_refuses_malformed_messages_with_boundary_errors_only():
         "offset past the end": message(tensor(f32, [1], [1], 4), [b"\0" * 16]),
         "negative stride": message(tensor(f32, [2], [-1], 1), [b"\0" * 16]),
         "storage not in the message": message(tensor(f32, [1], [1], 0, storage=3), [b"\0" * 16]),
-        "bool bytes other than 0/1": message(tensor(boolean, [2], [1], 0), [b"\x01\x07"]),
         "int dtype requiring grad": message(tensor(boolean, [1], [1], 0, flags=1), [b"\x01"]),
         "unknown dtype code": message(tensor(250, [1], [1], 0), [b"\0" * 4]),
         "a list longer than the message": message(b"l" + struct.pack("<I", 2**31)),
+        "an int key outside int64": message(b"d" + struct.pack("<I", 1) + b"I" + struct.pack("<I", 9) + b"\0" * 8
+                                            + b"\x01" + b"N"),
+        "an int of more than MAX_BIG_INT bytes": message(b"I" + struct.pack("<I", wire.MAX_BIG_INT + 1)
+                                                         + b"\x01" * (wire.MAX_BIG_INT + 1)),
+        "more than MAX_TENSORS tensors": message(b"l" + struct.pack("<I", wire.MAX_TENSORS + 1)
+                                                 + tensor(f32, [], [], 0) * (wire.MAX_TENSORS + 1), [b"\0" * 4]),
         "a list key": message(b"d" + struct.pack("<I", 1) + b"l" + struct.pack("<I", 0) + b"N"),
         "two values": message(b"NN"),
         "sizes that do not add up": message(b"N", [b"abc"])[:-1],
@@ -192,3 +197,9 @@ def test_wire_refuses_malformed_messages_with_boundary_errors_only():
         with pytest.raises(BoundaryError):
             decode(payload)
             pytest.fail(f"accepted: {what}")
+
+    # bytes other than 0 and 1 under a bool tensor (torch.empty's leftovers, a uint8 view) read as bools
+    payload = message(b"l" + struct.pack("<I", 2) + tensor(boolean, [2], [1], 0) + tensor(wire.DTYPE_NAMES.index("uint8"),
+                      [3], [1], 0), [b"\x01\x07\x09"])
+    flags, raw = decode(payload)
+    assert flags.tolist() == [True, True] and raw.tolist() == [1, 7, 9]

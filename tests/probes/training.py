@@ -144,8 +144,19 @@ def bad_steps(impl, num_steps, checkpoint_every):
     return impl.training.train(model, opt, get_batch, num_steps, checkpoint_every=checkpoint_every)
 
 
+def _warm_up_cublas() -> None:
+    """cuBLAS takes its workspaces from torch's allocator on a process's first matmuls (forward and
+    backward; tens of MiB on an H100): where no GPU test ran before in this process, they would
+    count as the training's memory.  Taken here, before the baseline."""
+    x = torch.ones(64, 64, device="cuda", requires_grad=True)
+    (x @ x).sum().backward()
+    with torch.no_grad():
+        torch.addmm(x, x, x)
+
+
 def cuda_memory(impl, init, w_true, dim, num_layers, batch, steps, lr=1e-3):
     """Peak CUDA memory allocated while building and training the model with the student's AdamW."""
+    _warm_up_cublas()
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     base = torch.cuda.memory_allocated()
