@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from grader import static
+from grader import protocol, static, wire
 from grader.protocol import BoundaryError, ErrorData, check_data, decode, encode
 
 
@@ -148,8 +148,6 @@ def test_wire_refuses_malformed_messages_with_boundary_errors_only():
     decodes to plain data or is refused as a BoundaryError (never another exception, never a crash)."""
     import random
 
-    from grader import wire
-
     payload = encode(_wire_sample()[1])
     rng = random.Random(0)
     for i in range(2000):
@@ -203,3 +201,14 @@ def test_wire_refuses_malformed_messages_with_boundary_errors_only():
                       [3], [1], 0), [b"\x01\x07\x09"])
     flags, raw = decode(payload)
     assert flags.tolist() == [True, True] and raw.tolist() == [1, 7, 9]
+
+
+def test_requests_are_not_capped_replies_are():
+    """The trusted side's requests may be large (the GPU training probe sends 64 MiB of initial
+    weights); only replies are capped, by their length before anything is decoded."""
+    big = {"init": torch.zeros(17 * 2**20)}  # 68 MiB
+    payload = encode(big)
+    assert len(payload) > protocol.MAX_REPLY_BYTES
+    assert torch.equal(wire.loads(payload)["init"], big["init"])  # what the sandbox's worker does with a request
+    with pytest.raises(BoundaryError, match="cap"):
+        decode(payload)

@@ -15,6 +15,8 @@ import os
 import re
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 import textwrap
 import threading
@@ -859,3 +861,43 @@ def test_doctor_and_require(tmp_path: Path) -> None:
                            "--require", "bubblewrap"], capture_output=True, text=True, cwd=KIT_ROOT, timeout=300)
     assert proc.returncode == 2 and "--require bubblewrap" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert "landlock" in proc.stdout + proc.stderr and not (tmp_path / "out").exists()
+
+
+def test_landlock_rules_for_cuda_allow_only_the_workers_own_thread_files(tmp_path: Path) -> None:
+    """CUDA's initialisation writes files of its own threads under /proc/self/task (without that,
+    cudaGetDeviceCount fails with error 304 under the landlock launcher: seen on an H100).  The
+    `--device cuda` rules allow exactly that: a process locked down with them writes its own
+    thread's comm, and still cannot write its /proc/self/oom_score_adj, the kit or the submission."""
+    _landlock_or_fail()
+    from grader.sandbox import launchers
+
+    folder, scratch = tmp_path / "sub", tmp_path / "scratch"
+    folder.mkdir()
+    scratch.mkdir()
+    rules = launchers.landlock_rules(folder, launchers.kit_bundle(), [str(scratch)], gpu=True)
+    script = textwrap.dedent(f"""
+        import json, os, sys, threading
+        from grader.worker import lock_down
+        lock_down({{"limits": {{}}, "uid": None, "landlock": json.loads(sys.argv[1])}})
+        def attempt(path, text):
+            try:
+                with open(path, "w") as f:
+                    f.write(text)
+                return "written"
+            except OSError as exc:
+                return type(exc).__name__
+        tid = threading.get_native_id()
+        print(json.dumps({{
+            "comm": attempt(f"/proc/self/task/{{tid}}/comm", "kit-probe"),
+            "oom": attempt("/proc/self/oom_score_adj", "500"),
+            "submission": attempt({str(folder / "x.py")!r}, "x"),
+            "scratch": attempt({str(scratch / "x")!r}, "x"),
+        }}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script, json.dumps(rules)], capture_output=True, text=True,
+                          timeout=120, cwd=KIT_ROOT, env={**os.environ, "PYTHONPATH": str(KIT_ROOT)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got == {"comm": "written", "oom": "PermissionError", "submission": "PermissionError",
+                   "scratch": "written"}, got
+    assert "/proc/self/task" not in launchers.landlock_rules(folder, launchers.kit_bundle(), [str(scratch)])["read_write"]
