@@ -10,10 +10,11 @@ from tests.public.test_gradients import (assert_backward_by_hand, assert_no_auto
 
 @pytest.mark.points(1)
 def test_linear_regression_grad_more_cases(student):
-    """linear_regression_grad on other shapes, in float32, and under torch.inference_mode (so no autograd)"""
+    """linear_regression_grad on other shapes (a square batch too), in float32, and under torch.inference_mode (so no autograd)"""
     reached = [check_regression(student, n, d, seed, dtype, inference) for n, d, seed, dtype, inference in
                [(None, 1, 10, "float64", False), (1, 4, 11, "float64", True), (32, 9, 12, "float32", False),
-                (5, 2, 13, "float64", True), (None, 6, 14, "float32", True)]]
+                (5, 2, 13, "float64", True), (None, 6, 14, "float32", True),
+                (4, 4, 15, "float64", False)]]  # a square batch (n == d): no telling a batch from one example by shape
     assert_no_autograd(student, "linear_regression_grad", reached)
 
 

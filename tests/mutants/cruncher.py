@@ -341,3 +341,130 @@ def bp_count_2d(model):
     for p in model.parameters():
         total += p.shape[0] * p.shape[1] if p.dim() >= 2 else (p.shape[0] if p.dim() == 1 else 0)
     return total
+
+
+# -- third independent pass (2026-11-23): wrong code that passed before the tests checked it ------------
+
+@mutant(replaces="Linear.__init__", why="sets out-of-range entries to zero instead of redrawing them")
+def lin_zero_outliers(self, input_dim, output_dim):
+    super().__init__()
+    s = 1 / math.sqrt(input_dim)
+    w = torch.randn(input_dim, output_dim) * s
+    w[w.abs() > 3 * s] = 0.0
+    self.weight = nn.Parameter(w)
+
+
+@mutant(replaces="Linear.__init__", why="fan-in off by one: σ = 1/√(input_dim + 1) (as if counting a bias)")
+def lin_fanin_plus1(self, input_dim, output_dim):
+    super().__init__()
+    s = 1 / math.sqrt(input_dim + 1)
+    self.weight = nn.Parameter(nn.init.trunc_normal_(torch.empty(input_dim, output_dim), std=s, a=-3 * s, b=3 * s))
+
+
+@mutant(replaces="Linear.__init__", why="truncates at ±2.9σ (hand-rolled bound, slightly too tight)")
+def lin_trunc29(self, input_dim, output_dim):
+    super().__init__()
+    s = 1 / math.sqrt(input_dim)
+    self.weight = nn.Parameter(nn.init.trunc_normal_(torch.empty(input_dim, output_dim), std=s, a=-2.9 * s, b=2.9 * s))
+
+
+@mutant(replaces="Linear.forward", why="uses weight.data: no gradient reaches the parameter")
+def linf_data(self, x):
+    return x @ self.weight.data
+
+
+@mutant(replaces="Linear.forward", why="uses weight.detach(): the parameter never trains")
+def linf_detach(self, x):
+    return x @ self.weight.detach()
+
+
+@mutant(replaces="Cruncher.__init__", why="re-seeds each layer with torch.manual_seed(i) for reproducibility")
+def cr_reseed(self, dim, num_layers):
+    super().__init__()
+    layers = []
+    for i in range(num_layers):
+        torch.manual_seed(i)
+        layers.append(Linear(dim, dim))
+    self.layers = nn.ModuleList(layers)
+    self.final = Linear(dim, 1)
+
+
+@mutant(replaces="Cruncher.forward", why="runs under torch.no_grad(): output carries no graph, the model cannot train")
+def crf_nograd(self, x):
+    with torch.no_grad():
+        for layer in self.layers:
+            x = layer(x)
+        return self.final(x).squeeze(-1)
+
+
+@mutant(replaces="get_num_parameters", why="functools.reduce without an initial value: crashes on a parameterless model")
+def gnp_reduce(model):
+    import functools
+    return functools.reduce(lambda a, b: a + b, [p.numel() for p in model.parameters()])
+
+
+@mutant(replaces="get_num_parameters", why="dedups by data_ptr(): distinct zero-size or storage-sharing parameters collapse")
+def gnp_dataptr(model):
+    seen = {}
+    for p in model.parameters():
+        seen[p.data_ptr()] = p.numel()
+    return sum(seen.values())
+
+
+@mutant(replaces="cruncher_memory_bytes", why="startswith('adam') → 2: 'adamax', 'adam_8bit' accepted instead of ValueError")
+def cmb_startswith(batch, dim, num_layers, optimizer="adagrad"):
+    if optimizer.startswith("adam"):
+        k = 2
+    elif optimizer in ("adagrad", "rmsprop"):
+        k = 1
+    elif optimizer == "sgd":
+        k = 0
+    else:
+        raise ValueError(optimizer)
+    p = cruncher_num_parameters(dim, num_layers)
+    return FP32_BYTES * (2 * p + batch * dim * num_layers + k * p)
+
+
+@mutant(replaces="cruncher_memory_bytes", why="substring membership test: '' or 'grad' pass the check, then KeyError")
+def cmb_substring(batch, dim, num_layers, optimizer="adagrad"):
+    state_values = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
+    if optimizer not in "sgd adagrad rmsprop adam adamw":
+        raise ValueError(optimizer)
+    p = cruncher_num_parameters(dim, num_layers)
+    return FP32_BYTES * (2 * p + batch * dim * num_layers + state_values[optimizer] * p)
+
+
+@mutant(replaces="cruncher_memory_bytes", why="optimizer = optimizer or 'adagrad': '' (and None) silently mean AdaGrad")
+def cmb_falsy(batch, dim, num_layers, optimizer="adagrad"):
+    state_values = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
+    optimizer = optimizer or "adagrad"
+    if optimizer not in state_values:
+        raise ValueError(optimizer)
+    p = cruncher_num_parameters(dim, num_layers)
+    return FP32_BYTES * (2 * p + batch * dim * num_layers + state_values[optimizer] * p)
+
+
+@mutant(replaces="cruncher_memory_bytes", why="strips whitespace: ' adam' accepted")
+def cmb_strip(batch, dim, num_layers, optimizer="adagrad"):
+    state_values = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
+    optimizer = optimizer.strip()
+    if optimizer not in state_values:
+        raise ValueError(optimizer)
+    p = cruncher_num_parameters(dim, num_layers)
+    return FP32_BYTES * (2 * p + batch * dim * num_layers + state_values[optimizer] * p)
+
+
+@mutant(replaces="Cruncher.__init__", why="torch.manual_seed(0) at the top of __init__: every Cruncher identical whatever the caller's seed")
+def cr_seed0(self, dim, num_layers):
+    super().__init__()
+    torch.manual_seed(0)
+    self.layers = nn.ModuleList([Linear(dim, dim) for _ in range(num_layers)])
+    self.final = Linear(dim, 1)
+
+
+@mutant(replaces="get_num_parameters", why="dedups by data_ptr(): on a meta-device model every parameter has data_ptr 0")
+def gnp_dataptr_meta(model):
+    seen = {}
+    for p in model.parameters():
+        seen[p.data_ptr()] = p.numel()
+    return sum(seen.values())

@@ -279,3 +279,76 @@ class BpMatmulHalfStash(torch.autograd.Function):
     def backward(ctx, grad_out):
         (a,) = ctx.saved_tensors
         return grad_out @ ctx.b.T, a.T @ grad_out
+
+
+# -- third independent pass (2026-11-23): wrong code that passed before the tests checked it ------------
+
+@mutant(replaces="linear_regression_grad", why="single example detected by x.shape[0]==w.shape[0]: a batch with n == d is treated as one example")
+def lr_shape_detect(x, w, y):
+    residual = x @ w - y
+    if x.shape[0] == w.shape[0]:
+        return residual.sum() * x.sum(0) if x.dim() == 2 else residual * x
+    return x.T @ residual
+
+
+@mutant(replaces="linear_regression_grad", why="modifies the caller's x in place (x.mul_) to save memory")
+def lr_inplace_x(x, w, y):
+    residual = x @ w - y
+    if x.dim() == 1:
+        return x.mul_(residual)
+    return x.mul_(residual.unsqueeze(-1)).sum(0)
+
+
+@mutant(replaces="linear_regression_grad", why="modifies the caller's w in place (w.sub_ to reuse its buffer)")
+def lr_inplace_w(x, w, y):
+    pred = x @ w
+    residual = pred - y
+    g = torch.einsum("...d,...->d", x, residual)
+    return w.zero_().add_(g)
+
+
+@mutant(replaces="two_layer_grads", why="transposes w2 in place (w2.t_() typo for w2.t()): corrupts the caller's w2")
+def tl_t_inplace(x, w1, w2):
+    h1 = x @ w1
+    h2 = h1 @ w2
+    g2 = 2 * h2 / h2.numel()
+    gw2 = h1.T @ g2
+    gh1 = g2 @ w2.t_()
+    return x.T @ gh1, gw2
+
+
+@mutant(replaces="two_layer_grads", why="scales the caller's x in place (x.mul_) to fold in 2/(B·K)")
+def tl_inplace_x(x, w1, w2):
+    h1 = x @ w1
+    h2 = h1 @ w2
+    n = h2.numel()
+    g2 = h2
+    gw2 = h1.T @ g2 * (2 / n)
+    gh1 = g2 @ w2.T
+    return x.mul_(2 / n).T @ gh1, gw2
+
+
+@mutant(replaces="two_layer_grads", why="returns a list, not the tuple the docstring asks for")
+def tl_list(x, w1, w2):
+    h1 = x @ w1
+    h2 = h1 @ w2
+    g2 = 2 * h2 / h2.numel()
+    return [x.T @ (g2 @ w2.T), h1.T @ g2]
+
+
+@mutant(replaces="two_layer_grads", why="matmul(..., out=w1): writes grad_w1 into the caller's w1 (overwrites the weights)")
+def tl_alias_w1(x, w1, w2):
+    h1 = x @ w1
+    h2 = h1 @ w2
+    g2 = 2 * h2 / h2.numel()
+    gw2 = h1.T @ g2
+    gw1 = torch.matmul(x.T, g2 @ w2.T, out=w1)
+    return gw1, gw2
+
+
+@mutant(replaces="linear_regression_grad", why="single example: x.mul_(residual) overwrites the caller's x and returns it")
+def lr_out_x(x, w, y):
+    residual = x @ w - y
+    if x.dim() == 1:
+        return x.mul_(residual)
+    return x.T @ residual

@@ -45,6 +45,11 @@ def _torch_model(kind: str) -> nn.Module:
                 self.norm.requires_grad_(False)
                 self.register_buffer("mask", torch.ones(6, 6))
         return Mixed()
+    if kind == "no_parameters":
+        return nn.Sequential(nn.ReLU(), nn.Flatten())
+    if kind == "meta":  # built without memory: every parameter's data_ptr() is 0
+        with torch.device("meta"):
+            return nn.Sequential(nn.Linear(10, 20), nn.Linear(20, 20), nn.Linear(20, 3))
     if kind == "conv":
         return nn.Sequential(nn.Conv2d(3, 4, kernel_size=3), nn.GroupNorm(2, 4), nn.Flatten(), nn.Linear(4 * 6 * 6, 7))
     raise ValueError(f"unknown model {kind!r}")
@@ -129,3 +134,19 @@ def cruncher_memory_bytes_one(impl, batch, dim, num_layers, optimizer):
 def cruncher_memory_bytes_default(impl, batch, dim, num_layers):
     """cruncher_memory_bytes called without the optimizer argument."""
     return impl.cruncher.cruncher_memory_bytes(batch, dim, num_layers)
+
+
+def cruncher_gradients(impl, dim, num_layers, batch, seed):
+    """A fresh Cruncher's state, x, a seeded upstream gradient g, and each parameter's .grad after
+    model(x).backward(g) (None where none arrived); what went wrong, as data, if backward could not run."""
+    torch.manual_seed(seed)
+    model = impl.cruncher.Cruncher(dim, num_layers)
+    x, upstream = _x([batch, dim], seed + 1), _x([batch], seed + 2)
+    y = model(x)
+    state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    if not (isinstance(y, torch.Tensor) and y.requires_grad):
+        return {"state": state, "x": x, "upstream": upstream, "grads": None,
+                "why": "the output does not require a gradient"}
+    y.backward(upstream)
+    grads = {name: None if p.grad is None else p.grad.detach().clone() for name, p in model.named_parameters()}
+    return {"state": state, "x": x, "upstream": upstream, "grads": grads, "why": ""}

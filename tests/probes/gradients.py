@@ -28,12 +28,14 @@ def _regression_shapes(n: int | None, d: int) -> list[list[int]]:
 
 
 def linear_regression_grad(impl, n, d, seed, dtype="float64", inference=False):
-    """The student's dL/dw on seeded inputs, and the tripwires (autograd entry points) its call reached."""
+    """The student's dL/dw on seeded inputs, the tripwires (autograd entry points) its call reached, and
+    the inputs as the call left them."""
     x, w, y = _inputs(_regression_shapes(n, d), seed, dtype)
     with tripwire.watch(autograd_graph=True) as reached:
         with torch.inference_mode() if inference else contextlib.nullcontext():
             grad = impl.gradients.linear_regression_grad(x, w, y)
-    return {"grad": grad.clone() if type(grad) is torch.Tensor else grad, "reached": sorted(reached)}
+    return {"grad": grad.clone() if type(grad) is torch.Tensor else grad, "reached": sorted(reached),
+            "inputs": [t.clone() for t in (x, w, y)]}  # as the call left them
 
 
 def linear_regression_lecture(impl):
@@ -44,14 +46,17 @@ def linear_regression_lecture(impl):
 
 
 def two_layer_grads(impl, B, D, H, K, seed, dtype="float64", inference=False):
-    """The student's (dL/dw1, dL/dw2) on seeded inputs, and the tripwires its call reached."""
+    """The student's (dL/dw1, dL/dw2) on seeded inputs (and the type of what it returned), the tripwires
+    its call reached, and the inputs as the call left them."""
     x, w1, w2 = _inputs([[B, D], [D, H], [H, K]], seed, dtype)
     with tripwire.watch(autograd_graph=True) as reached:
         with torch.inference_mode() if inference else contextlib.nullcontext():
             grads = impl.gradients.two_layer_grads(x, w1, w2)
-    if isinstance(grads, tuple):
+    kind = type(grads).__name__
+    if isinstance(grads, (tuple, list)):
         grads = [g.clone() if type(g) is torch.Tensor else g for g in grads]
-    return {"grads": grads, "reached": sorted(reached)}
+    return {"grads": grads, "kind": kind, "reached": sorted(reached),
+            "inputs": [t.clone() for t in (x, w1, w2)]}  # as the call left them
 
 
 def _matmul_upstreams(m: int, p: int, seed: int, dtype: torch.dtype, one_hot: bool) -> list[torch.Tensor]:

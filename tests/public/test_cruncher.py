@@ -73,6 +73,18 @@ def check_linear_init(student, input_dim: int, output_dim: int, seeds: list[int]
         assert edge <= allowed, (
             f"{what} (seed {seed}): {edge} of {n} entries sit at the cut-off ±3σ (expected about {lam:.1f}): "
             "entries beyond 3σ must be redrawn (truncated normal, e.g. nn.init.trunc_normal_), not clamped")
+        # Exact zeros: a continuous draw gives none (float32 spacing near 0 makes even one unlikely);
+        # outliers set to 0 instead of redrawn give 0.27% of N.
+        zeros = int((w == 0).sum())
+        assert zeros <= 2, (f"{what} (seed {seed}): {zeros} of {n} entries are exactly 0: entries beyond 3σ must be "
+                            "redrawn from the truncated normal, not zeroed")
+        # The truncated normal reaches the cut: N·P(2.95σ < |z| < 3σ)/P(|z| < 3) ≈ 4.8e-4·N entries lie
+        # in that band; where that is ≥ 18 (N ≥ 37500), none there (a cut at ±2.9σ) has P < 2e-8.
+        band = n * (math.erf(3 / math.sqrt(2)) - math.erf(2.95 / math.sqrt(2))) / math.erf(3 / math.sqrt(2))
+        if band >= 18:
+            near = int((w.abs() > 2.95 * sigma).sum())
+            assert near > 0, (f"{what} (seed {seed}): no entry beyond 2.95σ (about {band:.0f} expected): the "
+                              "truncation is at ±3σ, σ = 1/√input_dim")
         tail = (w.abs() > 2 * sigma).double().mean().item()
         tail_se = math.sqrt(TAIL2 * (1 - TAIL2) / n)
         assert abs(tail - TAIL2) <= SIGMAS * tail_se + 0.005, (

@@ -109,7 +109,18 @@ def check_regression(student, n: int | None, d: int, seed: int, dtype: str = "fl
     assert_tensor(got["grad"], regression_want(n, d, seed, dtype), f"linear_regression_grad with x of shape "
                   f"{(d,) if n is None else (n, d)}, {dtype}{' under inference_mode' if inference else ''} "
                   "(expected: autograd's w.grad)", rtol=rtol, atol=atol)
+    assert_inputs_unchanged(got["inputs"], _inputs(_regression_shapes(n, d), seed, dtype), ("x", "w", "y"),
+                            "linear_regression_grad")
     return got["reached"]
+
+
+def assert_inputs_unchanged(after: list, before: list[torch.Tensor], names: tuple[str, ...], qualname: str) -> None:
+    """A gradient is returned, never written over the caller's tensors (an in-place `mul_`, `t_()`, `out=`)."""
+    assert_type(after, list, f"{qualname}: the inputs after the call")
+    for name, got, want in zip(names, after, before, strict=True):
+        assert type(got) is torch.Tensor and got.shape == want.shape and torch.equal(got, want), (
+            f"{qualname} changed its argument {name} in place: compute the gradient into new tensors and "
+            "leave the caller's x and weights as they were")
 
 
 @pytest.mark.points(2)
@@ -141,12 +152,14 @@ def check_two_layer(student, B: int, D: int, H: int, K: int, seed: int, dtype: s
     rtol, atol = (1e-9, 1e-12) if dtype == "float64" else (1e-4, 1e-6)
     got = student.probe("gradients.two_layer_grads", B=B, D=D, H=H, K=K, seed=seed, dtype=dtype, inference=inference)
     grads = got["grads"]
-    assert_type(grads, list, "two_layer_grads (a tuple of two tensors)")
+    assert got["kind"] == "tuple", f"two_layer_grads: expected a tuple (grad_w1, grad_w2), got a {got['kind']}"
     assert len(grads) == 2, f"two_layer_grads: expected a tuple (grad_w1, grad_w2), got {len(grads)} items"
     for name, g, want in zip(("grad_w1", "grad_w2"), grads, two_layer_want(B, D, H, K, seed, dtype)):
         assert_tensor(g, want, f"two_layer_grads {name} for x {(B, D)}, w1 {(D, H)}, w2 {(H, K)}, {dtype}"
                       f"{' under inference_mode' if inference else ''} (expected: autograd's grad)",
                       rtol=rtol, atol=atol)
+    assert_inputs_unchanged(got["inputs"], _inputs([[B, D], [D, H], [H, K]], seed, dtype), ("x", "w1", "w2"),
+                            "two_layer_grads")
     return got["reached"]
 
 
