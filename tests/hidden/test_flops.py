@@ -140,6 +140,8 @@ HIDDEN_FORWARD = [
     {"model": "mlp", "d_in": 10, "hidden": 20, "d_out": 6, "lead": [2, 3, 4], "seed": 5},
     {"model": "attention", "b": 1, "heads": 4, "s": 5, "t": 5, "d": 16, "seed": 6},
     {"model": "broadcast", "a": [4, 1, 3, 5], "b": [2, 5, 7], "seed": 7},
+    # a vector·vector dot, addbmm and an in-place addmm_ (none of them mm/addmm/bmm/baddbmm: 0), a float64 mm
+    {"model": "odd_products", "d": 5, "n": 3, "seed": 11},
 ]
 HIDDEN_BACKWARD = [
     {"model": "deep_linear", "dim": 24, "num_layers": 5, "batch": 3, "backward": True, "input_grad": True, "seed": 4},
@@ -151,12 +153,13 @@ HIDDEN_BACKWARD = [
     {"model": "matvec", "m": 6, "n": 2, "p": 3, "batch": 2, "backward": True, "seed": 2},
     {"model": "embed_mlp", "vocab": 7, "d": 4, "hidden": 9, "lead": [3], "backward": True, "seed": 6},
     {"model": "deep_linear", "dim": 8, "num_layers": 1, "batch": 1, "backward": True, "input_grad": True, "seed": 1},
+    {"model": "odd_products", "d": 5, "n": 3, "backward": True, "input_grad": True, "seed": 11},
 ]
 
 
 @pytest.mark.points(1)
 def test_count_matmul_flops_more_models(student):
-    """count_matmul_flops equals FlopCounterMode on other sizes, 1-D/3-D MLP input, broadcast and vector products, embeddings"""
+    """count_matmul_flops equals FlopCounterMode on other sizes, 1-D/3-D MLP input, broadcast and vector products, embeddings, dot/addbmm/addmm_ and float64"""
     check_counts(student, HIDDEN_FORWARD + HIDDEN_BACKWARD)
 
 

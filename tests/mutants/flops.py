@@ -629,3 +629,85 @@ def bk_forward_batch_as_width(batch, dims):
         return 0
     total = 2 * batch * batch * dims[1]
     return total + sum(2 * batch * a * b for a, b in zip(dims[1:-1], dims[2:]))
+
+
+# -- third independent pass (2026-11-23): wrong code that passed before the tests checked it ------------
+
+@mutant(replaces="MatmulFlopCounter.__torch_dispatch__", why="also counts aten.dot (2n) as a matmul")
+def disp_dot(self, func, types, args=(), kwargs=None):
+    out = func(*args, **(kwargs or {}))
+    if func.overloadpacket in (aten.mm, aten.addmm, aten.bmm, aten.baddbmm):
+        a, b = args[-2], args[-1]
+        self.flops += matmul_flops(a.shape, b.shape)
+    elif func.overloadpacket is aten.dot:
+        self.flops += 2 * args[0].shape[0]
+    return out
+
+
+@mutant(replaces="MatmulFlopCounter.__torch_dispatch__", why="substring match 'mm' in the op name (also catches other ops)")
+def disp_substring(self, func, types, args=(), kwargs=None):
+    out = func(*args, **(kwargs or {}))
+    if "mm" in str(func.overloadpacket):
+        a, b = args[-2], args[-1]
+        self.flops += matmul_flops(a.shape, b.shape)
+    return out
+
+
+@mutant(replaces="MatmulFlopCounter.__torch_dispatch__", why="counts mm/addmm only when the output is float32: a float64 model counts nothing")
+def disp_only_fp32(self, func, types, args=(), kwargs=None):
+    out = func(*args, **(kwargs or {}))
+    if func.overloadpacket in (aten.mm, aten.addmm, aten.bmm, aten.baddbmm) and out.dtype == torch.float32 and out.dim() == 2 or (func.overloadpacket in (aten.bmm, aten.baddbmm)):
+        a, b = args[-2], args[-1]
+        self.flops += matmul_flops(a.shape, b.shape)
+    return out
+
+
+@mutant(replaces="count_matmul_flops", why="runs fn twice (once to warm up, once counted)")
+def count_twice(fn, *args):
+    fn(*args)
+    with MatmulFlopCounter() as counter:
+        fn(*args)
+    return counter.flops
+
+
+@mutant(replaces="mfu", why="clamped to at most 1.0 (hides a missing synchronize)")
+def mfu_clamped(flops, seconds, promised_flop_per_sec):
+    return min(1.0, flops / seconds / promised_flop_per_sec)
+
+
+@mutant(replaces="time_matmul", why="default trials=100")
+def time_default_100(a, b, trials=100):
+    def sync():
+        if a.device.type == "cuda":
+            torch.cuda.synchronize(a.device)
+    a @ b
+    sync()
+    start = time.perf_counter()
+    for _ in range(trials):
+        a @ b
+    sync()
+    return (time.perf_counter() - start) / trials
+
+
+@mutant(replaces="time_matmul", why="returns the minimum per-trial time, not the average")
+def time_min(a, b, trials=10):
+    a @ b
+    times = []
+    for _ in range(trials):
+        if a.device.type == "cuda":
+            torch.cuda.synchronize(a.device)
+        t = time.perf_counter()
+        a @ b
+        if a.device.type == "cuda":
+            torch.cuda.synchronize(a.device)
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+@mutant(replaces="time_matmul", why="ignores trials: always times 10 runs and divides by 10")
+def time_ignore_trials(a, b, trials=10):
+    a @ b
+    start = time.perf_counter()
+    for _ in range(10):
+        a @ b
+    return (time.perf_counter() - start) / 10

@@ -119,6 +119,21 @@ def build_case(case: dict[str, Any]) -> tuple[Callable[..., Any], tuple[Any, ...
 
         return products, (x,)
 
+    if kind == "odd_products":
+        d, n = case["d"], case["n"]
+        x, y = _randn((d,), g, input_grad), _randn((d,), g, True)
+        m1, m2, base = _randn((n, d, d), g, True), _randn((n, d, d), g, True), _randn((d, d), g, False)
+        a64, b64 = _randn((d, d), g, False).double().requires_grad_(True), _randn((d, d), g, False).double()
+
+        def products(x: torch.Tensor) -> torch.Tensor:
+            s = x @ y                                  # vector @ vector: aten.dot
+            t = torch.addbmm(base, m1, m2)             # aten.addbmm (neither mm nor bmm for the counter)
+            u = base.clone().addmm_(t.detach(), base)  # in-place aten.addmm_
+            v = (a64 @ b64).float()                    # a float64 aten.mm
+            return _finish(s + t.sum() + u.sum() + v.sum(), backward)
+
+        return products, (x,)
+
     if kind == "embed_mlp":
         vocab, d, hidden = case["vocab"], case["d"], case["hidden"]
         torch.manual_seed(case.get("seed", 0))  # nn modules draw their init from the global generator

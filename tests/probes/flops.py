@@ -58,16 +58,23 @@ def count_matmul_flops(impl, case):
 
 
 def count_matmul_flops_cases(impl, cases):
-    """For each case: the student's count and the tripwires its call reached
-    (``{"flops": ..., "reached": [...]}``; "FlopCounterMode" when it entered torch's counter)."""
+    """For each case: the student's count, the tripwires its call reached and how many times it
+    called fn (``{"flops": ..., "reached": [...], "calls": n}``; "FlopCounterMode" when it entered
+    torch's counter)."""
     from grader import tripwire
 
     out = []
     for case in cases:
         fn, args = build_case(case)
+        calls = [0]
+
+        def counted(*a, _fn=fn):
+            calls[0] += 1
+            return _fn(*a)
+
         with tripwire.watch() as reached:
-            flops = impl.flops.count_matmul_flops(fn, *args)
-        out.append({"flops": flops, "reached": sorted(reached)})
+            flops = impl.flops.count_matmul_flops(counted, *args)
+        out.append({"flops": flops, "reached": sorted(reached), "calls": calls[0]})
     return out
 
 
@@ -83,39 +90,49 @@ def mfu(impl, cases):
     return [impl.flops.mfu(flops, seconds, promised) for flops, seconds, promised in cases]
 
 
-def _fake_clock(tick: float, start: float, cold: float) -> tuple[TorchDispatchMode, Any, Any]:
+def _fake_clock(ticks: list[float], start: float, cold: float) -> tuple[TorchDispatchMode, Any, Any, list[int]]:
     """A dispatch mode that counts matrix multiplications and moves a fake clock: `cold` seconds
-    for the very first one (kernel selection, allocation), `tick` seconds for every later one.
-    Returns (mode, read the clock in seconds, number of matmuls so far).  The state lives in
-    this closure, not on the mode: the code under test sees no `tick` attribute to read."""
+    for the very first one (kernel selection, allocation), then ``ticks[(k - 1) % len(ticks)]``
+    seconds for the k-th.  Returns (mode, read the clock in seconds, number of matmuls so far,
+    [matmuls at the first clock read, at the last]).  The state lives in this closure, not on
+    the mode: the code under test sees no `tick` attribute to read."""
     state = [start, 0]  # now, matmuls
+    reads: list[int] = []
 
     class FakeClock(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             if func.overloadpacket in (torch.ops.aten.mm, torch.ops.aten.bmm):
-                state[0] += cold if state[1] == 0 else tick
+                state[0] += cold if state[1] == 0 else ticks[(state[1] - 1) % len(ticks)]
                 state[1] += 1
             return out
 
-    return FakeClock(), (lambda: state[0]), (lambda: state[1])
+    def read() -> float:
+        if reads:
+            reads[1:] = [state[1]]
+        else:
+            reads.append(state[1])
+        return state[0]
+
+    return FakeClock(), read, (lambda: state[1]), reads
 
 
 _CLOCKS = ("perf_counter", "monotonic", "time")
 
 
-def time_matmul_fake_clock(impl, n, trials, tick, start, cold, seed=0):
+def time_matmul_fake_clock(impl, n, trials, ticks, start, cold, seed=0):
     """Run the student's time_matmul on CPU with the wall clock replaced by a fake clock.
 
     The fake clock starts at `start` and only moves when a matmul runs: `cold` seconds for the
-    first one, `tick` seconds for every later one (the test chooses them at random per call),
-    so an honest "seconds per a @ b, warm-up excluded" is `tick` whatever the loop looks like.
-    Returns (seconds, number of matmuls run).  Every clock the student may reasonably read
-    (time.perf_counter/monotonic/time and their _ns forms, timeit.default_timer, and names
-    bound with `from time import ...`) is replaced for the duration of the call.
+    first one, then the `ticks` in turn (the test chooses them at random per call), so an honest
+    "seconds per a @ b, warm-up excluded" is the mean of the ticks of the timed runs.  Returns
+    (seconds, number of matmuls run, [matmuls run at the first clock read, at the last]).  Every
+    clock the student may reasonably read (time.perf_counter/monotonic/time and their _ns forms,
+    timeit.default_timer, and names bound with `from time import ...`) is replaced for the
+    duration of the call.
     """
     a, b = seeded((n, n), seed), seeded((n, n), seed + 1)
-    clock, seconds, matmuls = _fake_clock(float(tick), float(start), float(cold))
+    clock, seconds, matmuls, reads = _fake_clock([float(t) for t in ticks], float(start), float(cold))
     nanoseconds = lambda: int(seconds() * 1e9)  # noqa: E731
     saved: list[tuple[Any, str, Any]] = []
 
@@ -144,7 +161,7 @@ def time_matmul_fake_clock(impl, n, trials, tick, start, cold, seed=0):
     finally:
         for owner, name, value in reversed(saved):
             setattr(owner, name, value)
-    return [result, matmuls()]
+    return [result, matmuls(), list(reads)]
 
 
 def time_matmul_on_gpu(impl, n, dtype, trials, seed=0):

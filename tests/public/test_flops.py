@@ -140,6 +140,8 @@ def check_counts(student, cases) -> None:
         assert_type(reply, dict, "count_matmul_flops reply")
         assert_equal(reply.get("flops"), count, f"count_matmul_flops on {describe_case(case)} "
                      "(expected: torch.utils.flop_counter.FlopCounterMode's total)", kind=int)
+        assert reply.get("calls") == 1, (f"count_matmul_flops on {describe_case(case)} called fn "
+                                         f"{reply.get('calls')} times: run it once, under the counter")
         assert_type(reply.get("reached"), list, "tripwires reached")
         reached.update(str(w) for w in reply["reached"])
     assert "FlopCounterMode" not in reached, (
@@ -208,7 +210,9 @@ def test_promised_flop_per_sec(student):
 @pytest.mark.points(1)
 def test_mfu_and_time_matmul(student):
     """mfu is achieved over promised FLOP/s; time_matmul returns seconds per a @ b, warm-up not timed"""
-    cases = [(1e12, 2e-3, 989.5e12), (2 * 4096**3, 0.5, 19.5e12), (6.3e24, 1.2e7, 1024 * 989.5e12)]
+    # the second is above 1 (a clock read before the GPU finished): mfu reports it, never clamps it
+    cases = [(1e12, 2e-3, 989.5e12), (1e12, 1e-3, 989.5e12), (2 * 4096**3, 0.5, 19.5e12),
+             (6.3e24, 1.2e7, 1024 * 989.5e12)]
     got = student.probe("flops.mfu", cases=cases)
     assert_type(got, list, "mfu")
     for (flops, seconds, promised), value in zip(cases, got, strict=True):
@@ -224,17 +228,27 @@ def check_fake_clock(student, n: int, trials: int | None, seed: int = 0) -> None
     rng = random.SystemRandom()
     tick, start = rng.uniform(0.01, 5.0), rng.uniform(100.0, 1000.0)
     cold = tick * rng.uniform(20.0, 50.0)
-    seconds, matmuls = student.probe("flops.time_matmul_fake_clock", n=n, trials=trials, tick=tick, start=start,
-                                     cold=cold, seed=seed)
+    # the runs after the cold one take turns at these durations (mean `tick` over every 4): the mean
+    # of the timed runs is what time_matmul must return; their minimum or median is not it
+    ticks = [tick * f for f in (1.3, 0.7, 1.15, 0.85)]
+    seconds, matmuls, reads = student.probe("flops.time_matmul_fake_clock", n=n, trials=trials, ticks=ticks,
+                                            start=start, cold=cold, seed=seed)
     label = f"time_matmul({'default trials' if trials is None else f'trials={trials}'})"
     assert_type(seconds, float, label)
     timed = 10 if trials is None else trials
     assert matmuls > timed, (f"{label} ran a @ b {matmuls} times: expected the {timed} timed runs plus at "
                              "least one warm-up run")
+    assert reads, f"{label} never read the clock (time.perf_counter)"
+    first, last = reads[0], reads[-1]
+    assert last - first == timed, (f"{label} ran a @ b {last - first} times between its first and last clock "
+                                   f"reads: expected exactly the {timed} timed runs (trials)")
+    # the runs between the two reads: matmul k (k >= 1) took ticks[(k - 1) % 4]; matmul 0 the cold one
+    want = sum(cold if k == 0 else ticks[(k - 1) % len(ticks)] for k in range(first, last)) / timed
     # 1e-6: a clock read in integer nanoseconds (perf_counter_ns) rounds by 1 ns on >= 0.05 s of
-    # fake time; a timed warm-up or a wrong divisor is off by tens of percent.
-    assert_close(seconds, tick, f"{label} on a fake clock that moves {tick:.6g} s per matmul ({cold:.6g} s for "
-                 "the first, cold one): seconds per multiplication, warm-up not timed", rel=1e-6)
+    # fake time; a timed warm-up, a wrong divisor or the minimum run is off by 15% or more.
+    assert_close(seconds, want, f"{label} on a fake clock that moves about {tick:.6g} s per matmul ({cold:.6g} s "
+                 "for the first, cold one): seconds per multiplication, the mean over the timed runs, warm-up not "
+                 "timed", rel=1e-6)
 
 
 # -- on the GPU -------------------------------------------------------------------------------
