@@ -199,7 +199,13 @@ def gpu_lock():
     import tempfile
 
     path = os.environ.get("KIT_GPU_LOCK") or os.path.join(tempfile.gettempdir(), "kit-gpu.lock")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:  # read-only is enough for flock, and works on a lock file another user created
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+    except PermissionError:  # e.g. fs.protected_regular refusing O_CREAT on another user's file in /tmp
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            fd = os.open(f"{path}.{os.getuid()}", os.O_RDONLY | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
