@@ -452,10 +452,6 @@ def read_sources(folder: Path) -> dict[str, bytes]:
     return out
 
 
-def _nodes(target: "ast.AST | Scope") -> list[ast.AST]:
-    return list(target.nodes) if isinstance(target, Scope) else [target]
-
-
 def _walk(target: "ast.AST | Scope") -> Iterable[ast.AST]:
     if isinstance(target, Scope):  # the rules walk one scope several times: walk it once
         key = tuple(id(n) for n in target.nodes)

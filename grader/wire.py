@@ -84,28 +84,24 @@ class Opaque:
 
 # -- encoding -------------------------------------------------------------------------------
 
-def dumps(value: Any, max_bytes: int | None = None) -> bytes:
+def dumps(value: Any) -> bytes:
     """`value` as bytes.  Values that are not plain data are written as `Opaque` (the decoding
-    side refuses them); WireError if it would need more than MAX_NODES values or `max_bytes`."""
-    encoder = _Encoder(max_bytes)
+    side refuses them); WireError if it would need more than MAX_NODES values.  No size cap here:
+    requests may be large, and a reply over the cap is refused by its length on the trusted side."""
+    encoder = _Encoder()
     encoder.write(value, 0)
     sizes = b"".join(_U64.pack(len(raw)) for raw in encoder.storages)
     body = bytes(encoder.out)
     head = MAGIC + _U32.pack(len(encoder.storages)) + sizes + _U64.pack(len(body))
-    total = len(head) + len(body) + sum(len(raw) for raw in encoder.storages)
-    if max_bytes is not None and total > max_bytes:
-        raise WireError(f"a message of {total} bytes (the cap is {max_bytes})")
     return b"".join([head, body, *encoder.storages])
 
 
 class _Encoder:
-    def __init__(self, max_bytes: int | None):
+    def __init__(self) -> None:
         self.out = bytearray()
         self.storages: list[bytes] = []
         self.index: dict[tuple[str, int, int], int] = {}
         self.nodes = 0
-        self.max_bytes = max_bytes
-        self.stored = 0
 
     def write(self, v: Any, depth: int) -> None:
         self.nodes += 1
@@ -152,8 +148,6 @@ class _Encoder:
             self.tensor(v)
         else:
             self.opaque(f"{t.__module__}.{t.__qualname__}")
-        if self.max_bytes is not None and len(out) + self.stored > self.max_bytes:
-            raise WireError(f"a message of more than {self.max_bytes} bytes")
 
     def opaque(self, what: str) -> None:
         raw = what[:200].encode("utf-8", "replace")
@@ -187,9 +181,6 @@ class _Encoder:
                 if t.device.type != "cpu":
                     storage = storage.cpu()
                 nbytes = storage.nbytes()
-                self.stored += nbytes
-                if self.max_bytes is not None and self.stored > self.max_bytes:
-                    raise WireError(f"a message of more than {self.max_bytes} bytes")
                 self.index[key] = len(self.storages)
                 self.storages.append(ctypes.string_at(storage.data_ptr(), nbytes) if nbytes else b"")
             head += _U32.pack(self.index[key])
