@@ -363,22 +363,50 @@ def pickle_smuggle(ctx: Ctx) -> Path:
     return folder(ctx, "pickle_smuggle", with_code(stub_text(), code))
 
 
-def forged_replies(ctx: Ctx) -> Path:
-    """Writes well-framed replies claiming success straight onto every fd it can find."""
-    code = """
-    import io as _io, os as _os, struct as _struct
-    import torch as _torch
-    for _seq in range(1, 40):
-        _buf = _io.BytesIO()
-        _torch.save({"seq": _seq, "reply": {"ok": 16}, "children": False}, _buf)
-        _msg = _struct.pack(">Q", len(_buf.getvalue())) + _buf.getvalue()
+#: Student code that frames messages in the probe boundary's format (grader/wire.py) by hand, with
+#: struct alone (it imports nothing of the grader), and writes them onto every descriptor it has.
+_WIRE_WRITER = """
+    import os as _os, struct as _struct
+    def _s(text):
+        raw = text.encode()
+        return b"s" + _struct.pack("<I", len(raw)) + raw
+    def _message(body, storages=()):
+        head = b"KIT-WIRE-1\\n" + _struct.pack("<I", len(storages)) + b"".join(_struct.pack("<Q", len(x)) for x in storages)
+        payload = head + _struct.pack("<Q", len(body)) + body + b"".join(storages)
+        return _struct.pack(">Q", len(payload)) + payload
+    def _everywhere(frame):
         for _fd in range(3, 1024):
             try:
-                _os.write(_fd, _msg)
+                _os.write(_fd, frame)
             except OSError:
                 pass
+"""
+
+
+def forged_replies(ctx: Ctx) -> Path:
+    """Writes well-framed replies claiming success straight onto every fd it can find."""
+    code = _WIRE_WRITER + """
+    for _seq in range(1, 40):
+        _everywhere(_message(b"d" + _struct.pack("<I", 3) + _s("seq") + b"i" + _struct.pack("<q", _seq) + _s("reply")
+                             + b"d" + _struct.pack("<I", 1) + _s("ok") + b"i" + _struct.pack("<q", 16)
+                             + _s("children") + b"F"))
     """
     return folder(ctx, "forged_replies", with_code(stub_text(), code))
+
+
+def wire_bombs(ctx: Ctx) -> Path:
+    """Well-framed replies built to make the trusted decoder work for minutes: 60,000 dict keys
+    sharing one hash (k·(2**61 − 1), big ints: building the dict is quadratic), and 15,000 bool
+    tensors on one 512 KiB storage (each once scanned the whole storage).  The decoder refuses the
+    first at its first key and checks a storage once."""
+    code = _WIRE_WRITER + """
+    _keys = b"".join(b"I" + _struct.pack("<I", 11) + (_k * (2**61 - 1)).to_bytes(11, "little", signed=True) + b"N"
+                     for _k in range(1, 60001))
+    _everywhere(_message(b"d" + _struct.pack("<I", 60000) + _keys))
+    _tensor = b"X" + bytes((11, 0, 0)) + _struct.pack("<q", 0) + _struct.pack("<I", 0)  # bool, 0-d, offset 0
+    _everywhere(_message(b"l" + _struct.pack("<I", 15000) + _tensor * 15000, [bytes(512 * 1024)]))
+    """
+    return folder(ctx, "wire_bombs", with_code(stub_text(), code))
 
 
 # -- escaping the sandbox -------------------------------------------------------------------
@@ -660,6 +688,7 @@ CASES: list[Case] = [
     Case("fake_pass_lines", fake_pass_lines, ZERO, "stubs that print fake pass lines everywhere"),
     Case("pickle_smuggle", pickle_smuggle, ZERO, "returns an object that runs code when unpickled"),
     Case("forged_replies", forged_replies, ZERO, "stubs that write forged replies onto every fd"),
+    Case("wire_bombs", wire_bombs, ZERO, "stubs that write replies built to stall the trusted decoder onto every fd"),
     Case("writes_outside", writes_outside, FULL, "writes files outside the scratch dir", needs_isolation=True),
     Case("reads_solutions", reads_solutions, ZERO, "stubs that read the solutions and delegate to them",
          needs_isolation=True),
