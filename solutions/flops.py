@@ -354,6 +354,8 @@ def time_matmul(a: torch.Tensor, b: torch.Tensor, trials: int = 10) -> float:
        must work too (without touching ``torch.cuda``).
     3. Time `trials` multiplications with ``time.perf_counter()`` and return the time per
        multiplication (total over `trials`, or the mean of per-trial times: both are fine).
+       Read the clock only around those `trials` multiplications: exactly `trials` of them run
+       between your first and last clock reads.
 
     Args:
         a: left operand (any device, any float dtype).

@@ -43,7 +43,8 @@ def linear_regression_grad(x: torch.Tensor, w: torch.Tensor, y: torch.Tensor) ->
     A batch: x of shape (n, d), y of shape (n,), and the loss is the **sum** over the n
     examples (not the mean), so the gradient is Σ_i (x_i · w − y_i) x_i = xᵀ (x w − y).
 
-    No autograd (see the module docstring): compute the formula.
+    No autograd (see the module docstring): compute the formula.  Leave x, w and y as they were
+    (no in-place operations on them).
 
     Args:
         x: inputs, shape (d,) or (n, d).
@@ -73,7 +74,8 @@ def two_layer_grads(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> tupl
     The result must equal what ``L.backward()`` leaves in ``w1.grad`` and ``w2.grad``
     (up to floating-point rounding).  x's gradient is not needed.
 
-    No autograd (see the module docstring): write the matmuls.
+    No autograd (see the module docstring): write the matmuls.  Leave x, w1 and w2 as they were
+    (no in-place operations on them, no ``out=`` into them).
 
     Args:
         x: (B, D) inputs.
