@@ -6,8 +6,9 @@ Builds `n` full-credit submissions (copies of solutions/, each file with a comme
 own, so that no cache keyed by a file's bytes serves two submissions), then measures, one after another on
 this machine:
 
-1. ``grader grade SUBS --out DIR -j J``: N trusted workers that import torch and the tests once,
-   each submission graded in its own sandbox (one torch import inside the sandbox per submission);
+1. ``grader grade SUBS --out DIR -j J``: J trusted workers forked from one fork-server that imported
+   torch and the tests once, each submission graded in its own sandbox (forked from a zygote, itself
+   forked from the batch's mother zygote, where the machine allows: root and bubblewrap);
 2. the naive way: a fresh ``python -m pytest tests/public tests/hidden --target SUB`` per
    submission, J at a time, no sandbox (a torch import, plugin load and test collection each);
 3. a bare ``python -c "import torch"`` (the floor of any per-submission process), and one
@@ -111,7 +112,7 @@ def main() -> int:
                 list(pool.map(one, part))
             return time.perf_counter() - t0
 
-        zygote = [0, 0]  # submissions whose sandbox was forked from the zygote, submissions
+        zygote = [0, 0, 0]  # submissions whose sandbox was forked from a zygote, submissions, from the batch's
 
         def shares(tag: str) -> list[tuple[float, float, float]]:
             """(sandbox start-up, probe calls, the rest: the trusted tests' own work) per submission,
@@ -122,6 +123,7 @@ def main() -> int:
                 box = data.get("sandbox") or {}
                 zygote[0] += bool((box.get("layers") or {}).get("zygote"))
                 zygote[1] += 1
+                zygote[2] += box.get("zygote_origin") == "batch"
                 start, calls = sum(box.get("startup_seconds", [])), float(box.get("call_seconds", 0.0))
                 rows.append((start, calls, max(0.0, float(data.get("seconds", 0.0)) - start - calls)))
             return rows
@@ -142,7 +144,8 @@ def main() -> int:
             print(f"where a worker's time goes (summed over submissions): sandbox start-up {start / total:.0%}, "
                   f"probe calls (student code and probes) {calls / total:.0%}, trusted tests and the rest "
                   f"{trusted / total:.0%}; {total / len(parts):.2f} s of worker time per submission; "
-                  f"sandboxes forked from the zygote (grader.sandbox.zygote) for {zygote[0]} of {zygote[1]} submissions")
+                  f"sandboxes forked from a zygote (grader.sandbox.zygote) for {zygote[0]} of {zygote[1]} submissions, "
+                  f"{zygote[2]} of them from the batch's mother zygote")
         print()
         print(f"{'':42s}{'s/submission':>14s}{'vs naive':>10s}{'vs torch import':>17s}")
         for name, value in (("grader grade (sandboxed)", per_grade), ("naive pytest per submission", per_naive),

@@ -8,11 +8,12 @@ folders of them; the student id is the name, see `grader.batch.discover.student_
 batch when a path does not exist (exit status 2, nothing written), refuses both submissions of
 a colliding id, skips those already graded (a valid results.json for the same submission
 content and kit version; ``--force`` regrades), and hands the rest to N long-lived *trusted*
-worker processes (`grader.batch.trusted`).  Each trusted worker imports torch and pytest once,
-then grades submission after submission by running the public and hidden tests in-process
-(`pytest.main`, test modules and memoised expected values reused) with ``--backend sandbox``;
-its sandboxes are forks of a pre-imported zygote where the machine allows
-(`grader.sandbox.zygote`), so no submission pays for a torch import.
+worker processes (`grader.batch.trusted`, forked from one warmed-up fork-server,
+`grader.batch.forkserver`).  Each trusted worker grades submission after submission by running
+the public and hidden tests in-process (`pytest.main`, test modules and memoised expected values
+reused) with ``--backend sandbox``; its sandboxes are forks of a pre-imported zygote where the
+machine allows (`grader.sandbox.zygote`; each worker's zygote a fork of the batch's mother
+zygote), so no submission pays for a torch import, and the batch pays its start-up once.
 
 Per submission, written atomically (results.json last, so its presence means "done"), under
 the layout of `grader.batch.results.Layout`: ``DIR/students/<id>/results.json`` (Gradescope format,
@@ -156,21 +157,40 @@ def already_graded(source: Source, out: Path, options: GradeOptions) -> dict[str
 
 
 class _Pool:
-    """N trusted workers, each a `python -m grader.batch.trusted --worker` process holding a socket to this one."""
+    """N trusted workers, each forked by the trusted fork-server (`grader.batch.forkserver`; else a
+    `python -m grader.batch.trusted --worker` process) and holding a socket to this one; and the
+    batch's mother zygote, which forks each worker's zygote."""
 
     def __init__(self, n: int, options: GradeOptions):
         self.options = options
         self.logs = Layout(options.out).logs
         self.logs.mkdir(parents=True, exist_ok=True)
+        self.mother = self._start_mother()
+        self.server = self._start_server()
         self.workers: list[dict[str, Any]] = [self._spawn(slot) for slot in range(n)]
 
-    def _spawn(self, slot: int) -> dict[str, Any]:
-        import socket
-        import subprocess
-        from multiprocessing.connection import Connection
+    def _start_mother(self) -> Any:
+        """The batch's mother zygote (`grader.sandbox.zygote.MotherProcess`) where sandboxes come from
+        zygotes: its imports (torch, the probes) are then paid once per batch, not once per worker,
+        and run while the workers import theirs.  None where zygotes are not used, or it cannot start
+        (each worker then starts its own zygote, as with one job)."""
+        try:
+            from grader.batch.trusted import sandbox_settings
+            from grader.sandbox import zygote
+            from grader.sandbox.uids import is_root
 
-        ours, theirs = socket.socketpair()
-        opts = json.dumps({**asdict(self.options), "out": str(self.options.out)})
+            settings, launcher, _ = sandbox_settings(self.options)
+            if zygote.why_not(settings, launcher, 0 if is_root() else None):
+                return None
+            return zygote.MotherProcess(settings)
+        except Exception as exc:  # noqa: BLE001 - grading goes on without it
+            with open(self.logs / "worker-0.log", "a") as log:
+                log.write(f"the batch's zygote could not start ({type(exc).__name__}: {exc}): "
+                          "each worker starts its own\n")
+            return None
+
+    def _worker_env(self) -> tuple[dict[str, str], list[int]]:
+        """The trusted workers' environment, and the descriptors they inherit (the batch's zygote)."""
         # one trusted process per job slot, each next to its sandbox: torch's thread pool would only
         # spin against the sandbox for the same cores (measured: 30% slower at -j 2 on 2 cores)
         threads = str(max(1, (os.cpu_count() or 1) // self.options.jobs - 1))
@@ -178,10 +198,46 @@ class _Pool:
                # the sandbox hides GPUs (CUDA_VISIBLE_DEVICES=""): GPU tests stay pending in this CPU run even on
                # a machine with CUDA (the plugin's --device default reads KIT_DEVICE)
                "KIT_DEVICE": os.environ.get("KIT_GRADE_DEVICE", self.options.device)}
+        inherit = []
+        if self.mother is not None:
+            env.update(self.mother.env())
+            inherit.append(self.mother.workers_end.fileno())
+        return env, inherit
+
+    def _start_server(self) -> Any:
+        """The trusted fork-server (`grader.batch.forkserver`): workers forked from one warmed-up
+        process; `KIT_TRUSTED_FORKSERVER=0` turns it off (workers then start as processes of their own)."""
+        if os.environ.get("KIT_TRUSTED_FORKSERVER", "1") == "0" or self.options.device == "cuda":
+            return None  # (CUDA: a process that initialised the driver must not fork the workers that use it)
+        from grader.batch.forkserver import ForkServer
+
+        env, inherit = self._worker_env()
+        env["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"  # torch.cuda.is_available() at collection: no driver init
+        try:
+            return ForkServer(self._options_json(), env, self.logs / "forkserver.log", inherit)
+        except OSError:
+            return None
+
+    def _options_json(self) -> str:
+        return json.dumps({**asdict(self.options), "out": str(self.options.out)})
+
+    def _spawn(self, slot: int) -> dict[str, Any]:
+        import socket
+        import subprocess
+        from multiprocessing.connection import Connection
+
+        ours, theirs = socket.socketpair()
+        proc: Any = None
         with open(self.logs / f"worker-{slot}.log", "ab") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "grader.batch.trusted", "--worker", str(theirs.fileno()), opts],
-                                    pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                    cwd=KIT_ROOT, env=env)
+            if self.server is not None:
+                proc = self.server.spawn(theirs.fileno(), log.fileno())
+                if proc is None:
+                    log.write(f"(started as a process of its own: {self.server.broken})\n".encode())
+            if proc is None:
+                env, inherit = self._worker_env()
+                proc = subprocess.Popen([sys.executable, "-m", "grader.batch.trusted", "--worker", str(theirs.fileno()),
+                                         self._options_json()], pass_fds=[theirs.fileno(), *inherit],
+                                        stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=KIT_ROOT, env=env)
         theirs.close()
         conn = Connection(ours.detach())
         return {"slot": slot, "proc": proc, "conn": conn, "job": None, "ready": False, "done": 0}
@@ -227,6 +283,10 @@ class _Pool:
             except Exception:  # noqa: BLE001 - killed below
                 pass
             self.kill(w)
+        if self.server is not None:
+            self.server.close()
+        if self.mother is not None:
+            self.mother.close()
 
 
 def grade(paths: list[Path], options: GradeOptions, console: Any = None,

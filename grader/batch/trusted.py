@@ -57,7 +57,7 @@ class _GradePlugin:
             torch.random.default_generator.manual_seed(seed)
 
 
-def _derandomise_hypothesis() -> None:
+def derandomise_hypothesis() -> None:
     try:
         from hypothesis import HealthCheck, settings
     except ImportError:
@@ -76,6 +76,65 @@ def _set_parent_death_signal() -> None:
         pass
 
 
+def sandbox_settings(options: GradeOptions) -> tuple[Any, str, str]:
+    """(SandboxSettings, launcher, its warning) for a batch graded with `options`: the same in every
+    trusted worker and in `grader grade` itself (which starts the batch's mother zygote with them)."""
+    from grader import sandbox
+
+    settings = sandbox.SandboxSettings(launcher=options.launcher, call_timeout=options.call_timeout,
+                                       import_timeout=options.import_timeout)
+    if options.memory_mb:
+        settings.limits.data_bytes = int(options.memory_mb) * 2**20
+    if options.device == "cuda":
+        settings.gpu = True
+        settings.limits.data_bytes = settings.limits.as_bytes = None  # CUDA reserves huge ranges
+    launcher, warning = sandbox.resolve_launcher(options.launcher)
+    settings.launcher = launcher
+    return settings, launcher, warning
+
+
+def run_pytest(files: list[str], target: Path, report: Path, plugin: Any, collect_only: bool = False,
+               quiet: str = "-q") -> int:
+    """``pytest.main`` over `files` for the submission staged at `target`, in this process."""
+    import pytest
+
+    # the trusted worker imported hypothesis (and, from the second submission on, everything) before
+    # pytest.main: pytest's "already imported, cannot be rewritten" warnings are noise in the log.
+    # No logging capture: no test logs, and its per-test handlers cost 0.1-0.2 s per submission.
+    # No unraisable-exception hook: it only warns (no verdict), and its forced collections at
+    # the end of every run cost 0.07 s per submission (no student code runs in this process).
+    args = [*files, f"--target={target}", "--backend=sandbox", f"--kit-report={report}",
+            f"--rootdir={KIT_ROOT}", quiet, "--tb=short", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "-p", "no:xdist", "-p", "no:logging", "-p", "no:unraisableexception",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    if collect_only:
+        args.append("--collect-only")
+    cwd = os.getcwd()
+    os.chdir(KIT_ROOT)
+    try:
+        return int(pytest.main(args, plugins=[plugin]))
+    finally:
+        os.chdir(cwd)
+
+
+def collect(options: GradeOptions) -> None:
+    """Import and collect the batch's test files without running any (the trusted fork-server's
+    warm-up: the workers it forks find the test modules imported and rewritten)."""
+    files = test_files(options.modules, options.hidden)
+    with tempfile.TemporaryDirectory(prefix="kit-collect-") as folder:
+        empty = Path(folder) / "empty"
+        empty.mkdir()
+        plugin = _GradePlugin()
+        run_pytest(files, empty, Path(folder) / "report.json", plugin, collect_only=True, quiet="-qq")
+        if plugin.collect_errors:
+            raise GradeError("the tests could not be collected: " + " | ".join(plugin.collect_errors)[:2000])
+
+
+def grade_options(options_dict: dict[str, Any]) -> GradeOptions:
+    """`GradeOptions` from its JSON form (as the grading pool hands it to a worker)."""
+    return GradeOptions(**{**options_dict, "out": Path(options_dict["out"]), "modules": tuple(options_dict["modules"])})
+
+
 class TrustedGrader:
     """Grades submissions one after another in this process (torch and the tests imported once)."""
 
@@ -86,25 +145,18 @@ class TrustedGrader:
         self.files = test_files(options.modules, options.hidden)
         if not self.files:
             raise GradeError(f"no test files for modules {', '.join(options.modules)}")
-        self.settings = sandbox.SandboxSettings(launcher=options.launcher, call_timeout=options.call_timeout,
-                                                import_timeout=options.import_timeout)
-        if options.memory_mb:
-            self.settings.limits.data_bytes = int(options.memory_mb) * 2**20
         if options.device == "cuda":
             import torch
 
             if not torch.cuda.is_available():
                 raise GradeError("--device cuda: this machine has no CUDA (torch.cuda.is_available() is False)")
-            self.settings.gpu = True
-            self.settings.limits.data_bytes = self.settings.limits.as_bytes = None  # CUDA reserves huge ranges
-        self.launcher, self.warning = sandbox.resolve_launcher(options.launcher)
-        self.settings.launcher = self.launcher
+        self.settings, self.launcher, self.warning = sandbox_settings(options)
         self.settings.uid = sandbox.acquire_uid()
         sandbox.configure(self.settings)
         sandbox.kit_bundle()
         self.work = Path(tempfile.mkdtemp(prefix=f"kit-grade-{os.getpid()}-"))
         os.chmod(self.work, 0o711)
-        _derandomise_hypothesis()
+        derandomise_hypothesis()
         self.count = 0
         self._freeze()
 
@@ -126,24 +178,8 @@ class TrustedGrader:
         shutil.rmtree(self.work, ignore_errors=True)
 
     def _pytest(self, target: Path, report: Path, collect_only: bool = False) -> tuple[int, _GradePlugin]:
-        import pytest
-
         plugin = _GradePlugin()
-        # the trusted worker imported hypothesis (and, from the second submission on, everything) before
-        # pytest.main: pytest's "already imported, cannot be rewritten" warnings are noise in the log.
-        # No logging capture: no test logs, and its per-test handlers cost 0.1-0.2 s per submission.
-        args = [*self.files, f"--target={target}", "--backend=sandbox", f"--kit-report={report}",
-                f"--rootdir={KIT_ROOT}", "-q", "--tb=short", "-p", "no:cacheprovider", "-p", "no:randomly",
-                "-p", "no:xdist", "-p", "no:logging", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
-        if collect_only:
-            args.append("--collect-only")
-        cwd = os.getcwd()
-        os.chdir(KIT_ROOT)
-        try:
-            code = pytest.main(args, plugins=[plugin])
-        finally:
-            os.chdir(cwd)
-        return int(code), plugin
+        return run_pytest(self.files, target, report, plugin, collect_only), plugin
 
     def grade(self, source: Source, out_dir: Path) -> Outcome:
         from grader import sandbox
@@ -279,8 +315,7 @@ def _worker_main(conn: Any, options_dict: dict[str, Any]) -> None:
     _set_parent_death_signal()
     sys.stdout = _EscapingStream(sys.stdout)  # type: ignore[assignment]
     sys.stderr = _EscapingStream(sys.stderr)  # type: ignore[assignment]
-    options = GradeOptions(**{**options_dict, "out": Path(options_dict["out"]),
-                              "modules": tuple(options_dict["modules"])})
+    options = grade_options(options_dict)
     try:
         grader = TrustedGrader(options)
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops the batch cleanly

@@ -171,6 +171,8 @@ class SandboxBackend:
         self.stats["layers"] = sandbox.layers
         if sandbox.zygote_note:  # instructor.json only: the zygote failed and the sandbox started the ordinary way
             self.stats["zygote_note"] = self.scrub(sandbox.zygote_note)[:1000]
+        if sandbox.zygote is not None:  # instructor.json only: "batch" (forked by the batch's mother zygote) or "worker"
+            self.stats["zygote_origin"] = "worker" if sandbox.zygote.owns_inbox else "batch"
         self.stats["startup_seconds"].append(round(sandbox.startup_seconds, 3))
         self.sandbox = sandbox
         return sandbox

@@ -2,7 +2,10 @@
 
 Starting a sandbox used to mean starting an interpreter and importing torch (and, on the first
 dispatch-mode probe, torch._dynamo): about 2.6 s of CPU per submission, more than the student's
-code itself takes.  The zygote pays it once per job slot:
+code itself takes.  The zygote pays it once per job slot, and in a `grader grade` batch once per
+batch: there each job slot's zygote is a fork of the batch's *mother* zygote (`MotherProcess`,
+started by the grading pool before its workers; `zygote_process --mother` forks zygotes only,
+each serving on a socket of its own, and sends nothing on the socket the workers share):
 
 * The trusted side (`Zygote`, in the grading process) starts it with the bubblewrap launcher as
   for a sandbox (read-only root, kit bundle, private pid/net/ipc/uts namespaces), except that
@@ -34,8 +37,10 @@ fresh tmpfs would hide.  Elsewhere, and whenever the zygote cannot start, sandbo
 before (`grader.sandbox.process`), and `KIT_SANDBOX_ZYGOTE=0` (`SandboxSettings.zygote`) turns
 it off.
 
-This module is the grader's side: `Zygote` (start it, fork children, their exit statuses),
-`copy_submission` (a folder into the inbox), `why_not` and `shared` (which zygote a sandbox uses).
+This module is the grader's side: `Zygote` (start it, or have the mother fork it; fork children,
+their exit statuses), `MotherProcess` and `Mother` (the batch's mother, from the pool's side and
+from a worker's), `copy_submission` (a folder into the inbox), `why_not` and `shared` (which
+zygote a sandbox uses).
 """
 
 from __future__ import annotations
@@ -62,13 +67,16 @@ class NotForThisFolder(ZygoteError):
     ordinary way; the zygote serves the next ones."""
 
 
-def _ns_pid(host_pid: int) -> int | None:
-    """The pid of `host_pid` in its innermost pid namespace (the last field of NSpid)."""
+def _ns_pid(host_pid: int, depth: int | None = None) -> int | None:
+    """The pid of `host_pid` in its innermost pid namespace (the last field of NSpid); with
+    `depth`, None unless that namespace is `depth` levels below ours (a zygote: 1, inside its
+    launcher's namespace; its sandboxes are deeper, and their small pids must not match)."""
     try:
         with open(f"/proc/{host_pid}/status") as f:
             for line in f:
                 if line.startswith("NSpid:"):
-                    return int(line.split()[-1])
+                    pids = line.split()[1:]
+                    return int(pids[-1]) if depth is None or len(pids) == depth + 1 else None
     except (OSError, ValueError, IndexError):
         pass
     return None
@@ -101,7 +109,9 @@ class Zygote:
     """The grader's side of one zygote: start it, fork children, learn how they ended."""
 
     def __init__(self, argv_prefix: list[str], python: str, env: dict[str, str], pass_fds: list[int],
-                 inbox: Path, timeout: float):
+                 inbox: Path, timeout: float, mother: "Mother | None" = None):
+        """Start a zygote with the launcher command `argv_prefix` (bubblewrap), or, with `mother`,
+        have the batch's mother zygote fork one (`argv_prefix`, `python`, `env`, `pass_fds` unused)."""
         self.inbox = inbox
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.ctl = ours
@@ -110,36 +120,65 @@ class Zygote:
         self.cond = threading.Condition()
         self.lock = threading.Lock()  # one fork at a time
         self.dead = False
+        self.reader: threading.Thread | None = None
+        self.owns_inbox = True  # (False for a zygote of the batch's mother: the inbox is the mother's)
         import tempfile
 
         self.log = tempfile.TemporaryFile()
-        argv = [*argv_prefix, python, "-P", "-m", "grader.sandbox.zygote_process", "--fd", str(theirs.fileno())]
-        try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
-                                         pass_fds=(theirs.fileno(), *pass_fds), start_new_session=True,
-                                         close_fds=True)
-        except OSError as exc:
-            raise ZygoteError(f"cannot start the zygote: {exc}") from None
-        finally:
-            theirs.close()
-        self.ctl.settimeout(timeout)
-        try:
-            ready = json.loads(self.ctl.recv(MAX_MESSAGE) or b"{}")
-        except (OSError, ValueError) as exc:
-            ready = {"why": f"{type(exc).__name__}: {exc}"}
+        if mother is None:
+            argv = [*argv_prefix, python, "-P", "-m", "grader.sandbox.zygote_process", "--fd", str(theirs.fileno())]
+            try:
+                self.proc: Any = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                                                  env=env, pass_fds=(theirs.fileno(), *pass_fds),
+                                                  start_new_session=True, close_fds=True)
+            except OSError as exc:
+                raise ZygoteError(f"cannot start the zygote: {exc}") from None
+            finally:
+                theirs.close()
+            launcher_pid = self.proc.pid
+        else:
+            self.proc = None
+            try:
+                socket.send_fds(mother.sock, [b'{"zygote": true}'], [theirs.fileno()])
+            except OSError as exc:
+                raise ZygoteError(f"the batch's zygote did not take the request: {exc}") from None
+            finally:
+                theirs.close()
+            launcher_pid = mother.launcher_pid
+        ready = self._await_ready(timeout, mother)
         if ready.get("ready") is not True:
             self.close()
             raise ZygoteError(f"the zygote did not start: {ready.get('why', '')} {self.output()}".strip())
         from grader.sandbox.limits import tree_pids
 
-        self.host_pid = next((p for p in tree_pids(self.proc.pid) if p != self.proc.pid and _ns_pid(p) == ready["pid"]),
-                             None)
-        if self.host_pid is None:
+        host_pid = next((p for p in tree_pids(launcher_pid) if p != launcher_pid and _ns_pid(p, 1) == ready["pid"]),
+                        None)
+        if host_pid is None:
             self.close()
             raise ZygoteError("the zygote's process was not found")
+        self.host_pid = host_pid
+        if mother is not None:
+            self.proc = _Adopted(host_pid)
         self.ctl.settimeout(None)
         self.reader = threading.Thread(target=self._read, name="zygote-reader", daemon=True)
         self.reader.start()
+
+    def _await_ready(self, timeout: float, mother: "Mother | None") -> dict[str, Any]:
+        """The zygote's first message; a mother that died (or never started) is noticed within a
+        second, not after the whole start-up timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            step = min(1.0, deadline - time.monotonic())
+            if step <= 0:
+                return {"why": "no answer within the start-up timeout"}
+            self.ctl.settimeout(step)
+            try:
+                return json.loads(self.ctl.recv(MAX_MESSAGE) or b"{}")
+            except TimeoutError:
+                if mother is not None and not mother.alive():
+                    return {"why": "the batch's zygote is gone"}
+            except (OSError, ValueError) as exc:
+                return {"why": f"{type(exc).__name__}: {exc}"}
 
     def output(self) -> str:
         self.log.seek(0)
@@ -211,15 +250,93 @@ class Zygote:
             self.ctl.close()
         except OSError:
             pass
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        if isinstance(self.proc, _Adopted):
+            self.proc.kill()  # not its process group: that is the mother's, shared by the batch
+        elif self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
         self.log.close()
+
+
+class _Adopted:
+    """A zygote the mother forked (the mother's child, not ours): its handle by pidfd.  Its
+    sandboxes die with it (their parent-death signal)."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        try:
+            self.fd: int | None = os.pidfd_open(pid)
+        except OSError:
+            self.fd = None
+
+    def poll(self) -> int | None:
+        if self.fd is None:
+            return -1
+        import select
+
+        return -1 if select.select([self.fd], [], [], 0)[0] else None
+
+    def wait(self, timeout: float | None = None) -> int:
+        import select
+
+        if self.fd is not None and not select.select([self.fd], [], [], timeout)[0]:
+            raise subprocess.TimeoutExpired("zygote", timeout or 0.0)
+        return -1
+
+    def kill(self) -> None:
+        if self.fd is not None:
+            try:
+                signal.pidfd_send_signal(self.fd, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+class Mother:
+    """The batch's mother zygote (`zygote_process --mother`), as the grading workers see it: the
+    shared socket to ask it for a zygote, the pid of its launcher (bubblewrap), its inbox.
+    `grader grade` starts it (`start_mother`) and hands it to every worker (``KIT_ZYGOTE_MOTHER``);
+    a worker without one, or whose mother cannot serve, starts a zygote of its own."""
+
+    ENV = "KIT_ZYGOTE_MOTHER"
+
+    def __init__(self, sock: socket.socket, launcher_pid: int, inbox: Path, bundle: str, python: str):
+        self.sock, self.launcher_pid, self.inbox, self.bundle, self.python = sock, launcher_pid, inbox, bundle, python
+
+    def alive(self) -> bool:
+        try:
+            os.kill(self.launcher_pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        try:
+            with open(f"/proc/{self.launcher_pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    def to_env(self) -> str:
+        return json.dumps({"fd": self.sock.fileno(), "pid": self.launcher_pid, "inbox": str(self.inbox),
+                           "bundle": self.bundle, "python": self.python})
+
+    @classmethod
+    def from_env(cls) -> "Mother | None":
+        raw = os.environ.get(cls.ENV)
+        if not raw:
+            return None
+        try:
+            data = json.loads(raw)
+            sock = socket.socket(fileno=os.dup(int(data["fd"])))
+            return cls(sock, int(data["pid"]), Path(data["inbox"]), str(data["bundle"]), str(data["python"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
 
 def _children(pid: int) -> list[int]:
@@ -301,13 +418,15 @@ def why_not(settings: Any, launcher: str, uid: int | None) -> str:
 
 def shared(settings: Any) -> Zygote:
     """This process's zygote for sandboxes like `settings` (started on first use, restarted if it
-    died); raises ZygoteError when it cannot start (remembered: later sandboxes do not retry)."""
+    died); raises ZygoteError when it cannot start (remembered: later sandboxes do not retry).
+    Forked by the batch's mother zygote where `grader grade` started one (``KIT_ZYGOTE_MOTHER``),
+    else started here."""
     import atexit
     import shutil
     import tempfile
 
     from grader.sandbox import launchers
-    from grader.sandbox.config import BUBBLEWRAP, SANDBOX_KIT, SANDBOX_OTHER_FS, SANDBOX_TMP
+    from grader.sandbox.config import BUBBLEWRAP
 
     bundle = launchers.kit_bundle()
     python = launchers.sandbox_python(BUBBLEWRAP)
@@ -319,14 +438,21 @@ def shared(settings: Any) -> Zygote:
         _discard(key)
     if key in _failed:
         raise ZygoteError(_failed[key])
+    if not _zygotes and not _failed:
+        atexit.register(close_all)
+    mother = _mother()
+    if mother is not None and mother.python == python:
+        try:
+            zygote = Zygote([], python, {}, [], mother.inbox, settings.startup_timeout, mother=mother)
+        except ZygoteError as exc:  # the batch's zygote cannot serve: this worker starts its own from now on
+            _failed[_MOTHER] = str(exc)
+        else:
+            zygote.owns_inbox = False  # the mother's, shared by the batch
+            _zygotes[key] = zygote
+            return zygote
     inbox = Path(tempfile.mkdtemp(prefix=f"kit-inbox-{os.getpid()}-"))
     os.chmod(inbox, 0o711)
-    env = launchers.sandbox_env(SANDBOX_TMP, SANDBOX_KIT, SANDBOX_OTHER_FS)
-    options = launchers.bwrap_options(inbox, bundle, settings.limits, env, zygote=True)
-    args_r, args_w = os.pipe()
-    os.write(args_w, b"\0".join(o.encode() for o in options) + b"\0")
-    os.close(args_w)
-    prefix = [shutil.which("bwrap") or "bwrap", "--args", str(args_r), "--"]
+    args_r, prefix, env = _launch(settings, inbox, bundle)
     try:
         zygote = Zygote(prefix, python, env, [args_r], inbox, settings.startup_timeout)
     except ZygoteError as exc:
@@ -335,10 +461,92 @@ def shared(settings: Any) -> Zygote:
         raise
     finally:
         os.close(args_r)
-    if not _zygotes:
-        atexit.register(close_all)
     _zygotes[key] = zygote
     return zygote
+
+
+def _launch(settings: Any, inbox: Path, bundle: Path) -> tuple[int, list[str], dict[str, str]]:
+    """The bubblewrap command line of a zygote with `inbox` (its options on a pipe: the read end,
+    for the caller to close once started), and its environment."""
+    import shutil
+
+    from grader.sandbox import launchers
+    from grader.sandbox.config import SANDBOX_KIT, SANDBOX_OTHER_FS, SANDBOX_TMP
+
+    env = launchers.sandbox_env(SANDBOX_TMP, SANDBOX_KIT, SANDBOX_OTHER_FS)
+    options = launchers.bwrap_options(inbox, bundle, settings.limits, env, zygote=True)
+    args_r, args_w = os.pipe()
+    os.write(args_w, b"\0".join(o.encode() for o in options) + b"\0")
+    os.close(args_w)
+    return args_r, [shutil.which("bwrap") or "bwrap", "--args", str(args_r), "--"], env
+
+
+_MOTHER = ("mother",)
+_mother_link: list[Mother | None] = []
+
+
+def _mother() -> Mother | None:
+    """The batch's mother zygote handed to this process, if any and not failed."""
+    if _MOTHER in _failed:
+        return None
+    if not _mother_link:
+        _mother_link.append(Mother.from_env())
+    return _mother_link[0]
+
+
+class MotherProcess:
+    """`grader grade`'s handle on the batch's mother zygote: started before the grading workers
+    (its imports run while theirs do), inherited by them, stopped when the batch ends."""
+
+    def __init__(self, settings: Any):
+        import tempfile
+
+        from grader.sandbox import launchers
+        from grader.sandbox.config import BUBBLEWRAP
+
+        self.inbox = Path(tempfile.mkdtemp(prefix=f"kit-inbox-{os.getpid()}-"))
+        os.chmod(self.inbox, 0o711)
+        bundle = launchers.kit_bundle()
+        python = launchers.sandbox_python(BUBBLEWRAP)
+        self.workers_end, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.log = tempfile.TemporaryFile()
+        args_r, prefix, env = _launch(settings, self.inbox, bundle)
+        argv = [*prefix, python, "-P", "-m", "grader.sandbox.zygote_process", "--fd", str(theirs.fileno()),
+                "--mother"]
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
+                                         pass_fds=(theirs.fileno(), args_r), start_new_session=True, close_fds=True)
+        except OSError as exc:
+            self.close()
+            raise ZygoteError(f"cannot start the batch's zygote: {exc}") from None
+        finally:
+            theirs.close()
+            os.close(args_r)
+        self.link = Mother(self.workers_end, self.proc.pid, self.inbox, str(bundle), python)
+
+    def env(self) -> dict[str, str]:
+        """What a grading worker needs (it must also inherit `workers_end`)."""
+        return {Mother.ENV: self.link.to_env()}
+
+    def close(self) -> None:
+        import shutil
+
+        proc = getattr(self, "proc", None)
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            self.workers_end.close()
+        except OSError:
+            pass
+        self.log.close()
+        shutil.rmtree(self.inbox, ignore_errors=True)
 
 
 def _discard(key: tuple[str, ...]) -> None:
@@ -347,7 +555,8 @@ def _discard(key: tuple[str, ...]) -> None:
     zygote = _zygotes.pop(key, None)
     if zygote is not None:
         zygote.close()
-        shutil.rmtree(zygote.inbox, ignore_errors=True)
+        if zygote.owns_inbox:
+            shutil.rmtree(zygote.inbox, ignore_errors=True)
 
 
 def give_up(zygote: Zygote, why: str) -> None:

@@ -169,10 +169,12 @@ def _fresh_random_state() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -P -m grader.sandbox.zygote_process --fd N``: preload, then fork a child per request."""
+    """``python -P -m grader.sandbox.zygote_process --fd N [--mother]``: preload, then fork a child
+    per request (a sandbox; or, as the batch's *mother*, a zygote per grading worker)."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2 or args[0] != "--fd":
-        print("usage: python -m grader.sandbox.zygote_process --fd N (started by the grader)", file=sys.stderr)
+    if len(args) not in (2, 3) or args[0] != "--fd" or args[2:] not in ([], ["--mother"]):
+        print("usage: python -m grader.sandbox.zygote_process --fd N [--mother] (started by the grader)",
+              file=sys.stderr)
         return 2
     ctl = socket.socket(fileno=int(args[1]))
     preload()
@@ -180,6 +182,14 @@ def main(argv: list[str] | None = None) -> int:
     # allocate) then walk only its own objects, and the pages stay shared with the zygote
     gc.collect()
     gc.freeze()
+    if args[2:] == ["--mother"]:
+        return _mother(ctl)
+    return _serve(ctl)
+
+
+def _serve(ctl: socket.socket) -> int:
+    """A zygote's life after its imports: report ready, then fork a sandbox per request on `ctl`
+    and report how each ended."""
     if _threads() != 1:  # fork copies only the calling thread: refuse rather than risk a child deadlock
         ctl.send(json.dumps({"ready": False, "why": f"the zygote has {_threads()} threads after its imports"}).encode())
         return 1
@@ -194,13 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         readable, _, _ = select.select([ctl, wake_r], [], [])
         if wake_r in readable:
             os.read(wake_r, 4096)
-        while True:  # report every child that ended
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
+        for pid, status in reap_children():  # report every child that ended
             ctl.send(json.dumps({"exit": pid, "status": status}).encode())
         if ctl not in readable:
             continue
@@ -220,17 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                keep = set(fds)
-                for fd in (ctl.fileno(), wake_r, wake_w):
-                    os.close(fd)
-                os.closerange(3, min(fds))
-                for fd in range(min(fds) + 1, max(fds)):
-                    if fd not in keep:
-                        try:
-                            os.close(fd)
-                        except OSError:
-                            pass
-                os.closerange(max(fds) + 1, 1 << 16)
+                _keep_only(fds)
                 _become_sandbox(config, fds[:4], fds[4])
             except BaseException as exc:  # noqa: BLE001 - the grader sees the start fail
                 try:
@@ -240,6 +234,70 @@ def main(argv: list[str] | None = None) -> int:
         for fd in fds:
             os.close(fd)
         ctl.send(json.dumps({"forked": pid}).encode())
+
+
+def reap_children() -> list[tuple[int, int]]:
+    """(pid, wait status) of every child that has ended, without blocking."""
+    ended = []
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return ended
+        if pid == 0:
+            return ended
+        ended.append((pid, status))
+
+
+def _keep_only(fds: list[int]) -> None:
+    """Close every descriptor above stderr but `fds` (in a freshly forked child)."""
+    keep = set(fds)
+    os.closerange(3, min(fds))
+    for fd in range(min(fds) + 1, max(fds)):
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    os.closerange(max(fds) + 1, 1 << 16)
+
+
+def _mother(ctl: socket.socket) -> int:
+    """The batch's mother zygote: one per `grader grade` run, so that the preload above is paid
+    once per batch instead of once per grading worker.  Each request on `ctl` carries one
+    descriptor, a socket: the mother forks a child that becomes an ordinary zygote serving on
+    that socket alone (`_serve`; it never sees `ctl`).  The mother sends nothing back (several
+    grading workers share `ctl`, each writing whole messages); a worker learns from its own
+    socket whether its zygote started.  It never forks a sandbox itself."""
+    if _threads() != 1:
+        return 1  # the workers' requests then go unanswered: they start zygotes of their own
+    import select
+
+    while True:
+        readable, _, _ = select.select([ctl], [], [], 1.0)
+        reap_children()  # the zygotes that ended (their own children are theirs to reap)
+        if not readable:
+            continue
+        message, fds, _, _ = socket.recv_fds(ctl, MAX_MESSAGE, 1)
+        if not message:
+            return 0  # the batch is over
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                _keep_only(fds)
+                code = _serve(socket.socket(fileno=fds[0]))
+            except BaseException as exc:  # noqa: BLE001 - the worker sees its zygote fail to start
+                os.write(2, f"a zygote could not start in the mother: {type(exc).__name__}: {exc}\n".encode())
+            finally:
+                os._exit(code)
+        os.close(fds[0])
 
 
 if __name__ == "__main__":

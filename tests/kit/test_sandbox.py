@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -492,7 +493,43 @@ def _host_shmem() -> int:
     return 0
 
 
-def test_zygote_children_share_nothing(workdir: Path) -> None:
+def _reset_zygotes() -> None:
+    """This process's zygotes stopped, what it remembers of failed ones and of a mother forgotten."""
+    from grader.sandbox import zygote
+
+    zygote.close_all()
+    zygote._failed.clear()
+    zygote._mother_link.clear()
+
+
+@pytest.fixture(params=["own", "mother"])
+def zygote_origin(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Where this process's zygote comes from: started by itself ("own", as with one grading
+    worker), or forked by a batch's mother zygote ("mother", as `grader grade` arranges: one
+    mother per batch, a zygote per worker)."""
+    from grader.sandbox import zygote
+
+    reset = _reset_zygotes
+    reset()
+    mother = None
+    if request.param == "mother":
+        if os.geteuid() != 0 or not sandbox.bwrap_available()[0]:
+            pytest.skip("zygotes need root and bubblewrap (the own-zygote case checks the fallback)")
+        mother = zygote.MotherProcess(SandboxSettings(launcher=BUBBLEWRAP))
+        monkeypatch.setenv(zygote.Mother.ENV, mother.link.to_env())
+    try:
+        yield request.param
+        if mother is not None:  # the zygote did come from the mother: its child, sharing its inbox
+            made = list(zygote._zygotes.values())
+            assert made and all(not z.owns_inbox and isinstance(z.proc, zygote._Adopted) for z in made), made
+            assert all(z.inbox == mother.inbox for z in made)
+    finally:
+        reset()
+        if mother is not None:
+            mother.close()
+
+
+def test_zygote_children_share_nothing(workdir: Path, zygote_origin: str) -> None:
     """Sandboxes forked from one zygote (grader.sandbox.zygote) in a row: 200 MiB of tmpfs and two
     ptys pinned in a unix socket cycle are freed once the sandbox ends (and another child, at the
     same time, sees ptys of its own); what the next one leaves (files in every writable folder,
@@ -570,6 +607,35 @@ def test_zygote_children_share_nothing(workdir: Path) -> None:
     finally:
         off.close()
     assert off.stats["layers"]["zygote"] is False
+
+
+def test_a_dead_mother_zygote_is_noticed_and_the_worker_starts_its_own(submission: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grading worker whose batch's mother zygote is gone (killed, or never started) notices it
+    within seconds, not after the start-up timeout, and starts a zygote of its own."""
+    from grader.sandbox import zygote
+
+    _bwrap_or_fail()
+    if os.geteuid() != 0:
+        pytest.skip("the zygote needs root")
+    _reset_zygotes()
+    mother = zygote.MotherProcess(SandboxSettings(launcher=BUBBLEWRAP))
+    try:
+        monkeypatch.setenv(zygote.Mother.ENV, mother.link.to_env())
+        os.killpg(mother.proc.pid, signal.SIGKILL)
+        mother.proc.wait()
+        t0 = time.monotonic()
+        backend = _backend(submission, launcher=BUBBLEWRAP)
+        try:
+            assert backend.call("memory.float_format", {"dtype": "float16"}) == {"ok": (1, 5, 10)}
+        finally:
+            backend.close()
+        assert backend.stats["layers"]["zygote"] is True, backend.stats
+        assert zygote._MOTHER in zygote._failed and time.monotonic() - t0 < 60, zygote._failed
+        assert all(z.owns_inbox for z in zygote._zygotes.values())
+    finally:
+        _reset_zygotes()
+        mother.close()
 
 
 def test_a_folder_too_large_for_the_zygote_starts_the_ordinary_way(workdir: Path, submission: Path) -> None:

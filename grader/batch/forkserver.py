@@ -1,0 +1,236 @@
+"""The trusted fork-server of `grader grade`: one warmed-up process that forks the trusted workers.
+
+    python -m grader.batch.forkserver FD OPTIONS_JSON        (started by `grader.batch.grade`)
+
+A trusted worker's first submission used to cost three times a later one: importing torch,
+pytest and the test modules, the first dispatch-mode call (torch imports torch._dynamo: 1.6 s),
+hypothesis's first run.  With N workers that start-up was paid N times at once.  This process
+pays it once per batch, then forks each worker (and each replacement of a worker that died or
+was recycled) from that state.  Like the workers it descends from the grading process and never
+runs student code: its forks are ordinary trusted workers (`grader.batch.trusted._worker_main`),
+whose sandboxes start exactly as before.
+
+Protocol, on a SOCK_SEQPACKET socket: the parent sends ``b"spawn"`` with two descriptors (the
+worker's connection, its log file); the server answers ``{"pid": N}`` once the child exists, or
+``{"error": "..."}`` when it cannot fork safely (the parent then starts that worker the ordinary
+way, `python -m grader.batch.trusted`).  The server ends when the parent's end closes, and dies
+with the parent (its parent-death signal); each worker dies with the server.
+
+Fork safety: the warm-up imports and collects but never computes on CPU tensors (a meta-tensor
+FLOP count only), so no thread pool exists; the server refuses to fork with more than one thread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+#: Largest request or answer
+_MAX = 4096
+
+
+class ForkedWorker:
+    """A trusted worker forked by the server (its child, not ours), with the parts of
+    `subprocess.Popen` the grading pool uses; its handle is a pidfd."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+        try:
+            self.fd: int | None = os.pidfd_open(pid)
+        except OSError:  # already gone
+            self.fd = None
+            self.returncode = -1
+
+    def poll(self) -> int | None:
+        if self.returncode is None and self.fd is not None and select.select([self.fd], [], [], 0)[0]:
+            self.returncode = -1  # (its status went to the server, which reaps it)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None and self.fd is not None:
+            if not select.select([self.fd], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired("trusted worker", timeout or 0.0)
+            self.returncode = -1
+        return -1 if self.returncode is None else self.returncode
+
+    def kill(self) -> None:
+        if self.fd is not None and self.returncode is None:
+            try:
+                signal.pidfd_send_signal(self.fd, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def __del__(self) -> None:
+        if getattr(self, "fd", None) is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class ForkServer:
+    """The grading pool's handle on the fork-server."""
+
+    def __init__(self, options_json: str, env: dict[str, str], log: Path, inherit: list[int]):
+        from grader import KIT_ROOT
+
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.broken = ""
+        with open(log, "ab") as out:
+            self.proc = subprocess.Popen([sys.executable, "-m", "grader.batch.forkserver", str(theirs.fileno()),
+                                          options_json], pass_fds=[theirs.fileno(), *inherit],
+                                         stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=KIT_ROOT, env=env)
+        theirs.close()
+
+    def spawn(self, conn_fd: int, log_fd: int, timeout: float = 300.0) -> ForkedWorker | None:
+        """A worker serving on `conn_fd`, writing to `log_fd`; None when the server cannot make one
+        (then it is not asked again: `broken` says why)."""
+        if self.broken:
+            return None
+        try:
+            socket.send_fds(self.sock, [b"spawn"], [conn_fd, log_fd])
+            deadline = time.monotonic() + timeout
+            while True:  # the first answer waits for the warm-up: notice the server dying meanwhile
+                if select.select([self.sock], [], [], 1.0)[0]:
+                    answer = json.loads(self.sock.recv(_MAX) or b'{"error": "the fork-server ended"}')
+                    break
+                if self.proc.poll() is not None:
+                    answer = {"error": f"the fork-server ended (exit status {self.proc.returncode})"}
+                    break
+                if time.monotonic() > deadline:
+                    answer = {"error": f"no answer from the fork-server in {timeout:g} s"}
+                    break
+        except (OSError, ValueError) as exc:
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        if not isinstance(answer.get("pid"), int):
+            self.broken = str(answer.get("error", answer))
+            return None
+        return ForkedWorker(answer["pid"])
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+# -- the server ---------------------------------------------------------------------------------
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def warm_up(options: Any) -> None:
+    """What every trusted worker does before (and during) its first submission that depends on no
+    submission: imports, test collection (assertion rewriting included), hypothesis's set-up, torch's
+    lazy import on the first dispatch mode."""
+    import torch
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from grader.batch import trusted
+
+    trusted.derandomise_hypothesis()
+    trusted.collect(options)
+    with FlopCounterMode(display=False):  # meta tensors: no compute, no thread pool
+        torch.empty(2, 3, device="meta") @ torch.empty(3, 4, device="meta")
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.integers())
+    def _first_run(_: int) -> None:  # hypothesis registers its random generators on a first run
+        pass
+
+    _first_run()
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
+def _child(conn_fd: int, log_fd: int, options_dict: dict[str, Any]) -> None:
+    """In the fork: become an ordinary trusted worker (never returns)."""
+    import atexit
+
+    code = 0
+    try:
+        atexit._clear()  # the server's exit handlers are not this worker's
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        from multiprocessing.connection import Connection
+
+        from grader.batch.trusted import _worker_main
+
+        _worker_main(Connection(conn_fd), options_dict)
+    except BaseException:  # noqa: BLE001 - the pool sees the connection close and respawns
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            atexit._run_exitfuncs()  # the worker's own (zygotes, temporary folders)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m grader.batch.forkserver FD OPTIONS_JSON (started by `grader grade`)", file=sys.stderr)
+        return 2
+    from grader.batch.trusted import _set_parent_death_signal
+    from grader.sandbox.zygote_process import reap_children
+
+    _set_parent_death_signal()
+    sock = socket.socket(fileno=int(argv[0]))
+    options_dict = json.loads(argv[1])
+    why = ""
+    try:
+        from grader.batch.trusted import grade_options
+
+        warm_up(grade_options(options_dict))
+        if _threads() != 1:
+            why = f"the fork-server has {_threads()} threads after its warm-up"
+    except Exception as exc:  # noqa: BLE001 - reported to the pool, which starts workers the ordinary way
+        why = f"the fork-server's warm-up failed: {type(exc).__name__}: {exc}"
+    while True:
+        readable = select.select([sock], [], [], 1.0)[0]
+        reap_children()  # the workers that ended
+        if not readable:
+            continue
+        message, fds, _, _ = socket.recv_fds(sock, _MAX, 2)
+        if not message:
+            return 0
+        if why or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            sock.send(json.dumps({"error": why or f"expected 2 descriptors, got {len(fds)}"}).encode())
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            _child(fds[0], fds[1], options_dict)
+        for fd in fds:
+            os.close(fd)
+        sock.send(json.dumps({"pid": pid}).encode())
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
