@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from grader.expect import assert_tensor, assert_type
+from grader.reference import reference
 from tests.probes._tensors import build
 
 
@@ -34,6 +35,7 @@ def _factorizations(n: int, rng: random.Random, max_dims: int = 4) -> list[int]:
     return dims
 
 
+@reference  # seeded: the same cases for every submission, so built once per grading worker
 def view_cases(seed: int, count: int) -> list[tuple[dict[str, Any], list[int]]]:
     """(tensor description, requested shape) pairs: permuted and sliced tensors, many shapes."""
     rng = random.Random(seed)
@@ -84,6 +86,13 @@ def torch_can_view(spec: dict[str, Any], shape: list[int]) -> bool:
         return True
     except RuntimeError:
         return False
+
+
+@reference
+def torch_can_view_all(cases: list) -> list[bool]:
+    """`torch_can_view` for every (spec, shape) case: a pure function of the cases (plain data),
+    so computed once per trusted worker for each list (`grader.reference`)."""
+    return [torch_can_view(spec, shape) for spec, shape in cases]
 
 
 def sliding_reference(spec: dict[str, Any], size: int, step: int) -> torch.Tensor:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from grader.reference import reference
 from tests.probes.einops_rewrites import WRONG_INPUTS
 from tests.public.test_einops_rewrites import FUNCTIONS, check_rules, check_values, check_wrong_shapes
 
@@ -34,6 +35,7 @@ STRATEGIES = {
 EXAMPLES_PER_FUNCTION = 8
 
 
+@reference  # derandomized: the same cases for every submission, so drawn once per grading worker
 def generated_cases() -> list[dict[str, Any]]:
     """EXAMPLES_PER_FUNCTION cases per function, drawn by hypothesis (derandomized: the same cases
     on every run), all sent to the student in ONE probe call."""

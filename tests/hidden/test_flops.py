@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from grader.expect import assert_cases, assert_close, assert_equal, assert_type
+from grader.reference import reference
 from tests.probes._flops_models import torch_chain_flops, torch_matmul_flops
 from tests.public.test_flops import DATASHEET, check_counts, check_fake_clock, check_peaks
 
@@ -68,10 +69,15 @@ SHAPES = [([1, 1], [1, 1]), ([7, 1, 2, 3, 4], [1, 6, 1, 4, 2]), ([3, 4], [2, 4, 
           ([0, 3, 4], [4, 5]), ([128, 256], [256, 512]), ([4], [4, 5]), ([2, 3, 4], [3, 4, 5]), ([3, 4, 5], [3, 4])]
 
 
+@reference  # derandomized: the same examples for every submission, so drawn once per grading worker
+def drawn_matmul_shapes() -> list[Any]:
+    return draw(matmul_shapes(), 40)
+
+
 @pytest.mark.points(1)
 def test_matmul_flops_generated_shapes(student):
     """matmul_flops equals FlopCounterMode on hypothesis-generated broadcasting shapes; bad shapes raise ValueError"""
-    cases = SHAPES + draw(matmul_shapes(), 40)
+    cases = SHAPES + drawn_matmul_shapes()
     got = student.probe("flops.matmul_flops_outcomes", cases=cases)
     assert_type(got, list, "matmul_flops")
     assert len(got) == len(cases), f"expected {len(cases)} results, got {len(got)}"
@@ -99,11 +105,16 @@ def chain_flops(batch: int, dims: list[int], input_grad: bool) -> tuple[int, int
     return (0, 0) if len(dims) < 2 else torch_chain_flops(batch, dims, input_grad)
 
 
+@reference
+def drawn_chains() -> list[Any]:
+    return draw(chains(), 30)
+
+
 @pytest.mark.points(1)
 def test_forward_and_backward_flops_generated_chains(student):
     """forward_flops / backward_flops (default and explicit input_grad) equal FlopCounterMode on generated chains, batch 1 and single widths included"""
     cases = [(1, [5, 3], False), (7, [2, 11, 3, 8, 5], True), (16, [64, 64, 64, 1], False), (3, [9], False),
-             (1, [1], True)] + draw(chains(), 30)
+             (1, [1], True)] + drawn_chains()
     want = [chain_flops(b, d, g) for b, d, g in cases]
     got = student.probe("flops.forward_flops", cases=[(b, d) for b, d, _ in cases])
     assert_cases(got, [f for f, _ in want], "forward_flops", lambda i: f"batch {cases[i][0]}, dims {cases[i][1]}")

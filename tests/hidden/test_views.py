@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.expect import assert_cases, assert_equal, assert_type
-from tests.generators import check_view_of, describe_spec, describe_view_case, torch_can_view, view_cases
+from tests.generators import check_view_of, describe_spec, describe_view_case, torch_can_view, torch_can_view_all, view_cases
 from tests.hidden.strategies_memory_views import property_settings, strided_specs, transpose_case_lists, view_case_lists
 from tests.probes._tensors import build
 from tests.public.test_views import can_view_rule_gate, check_sliding_windows, transpose_rule_gate
@@ -18,12 +18,14 @@ from tests.public.test_views import can_view_rule_gate, check_sliding_windows, t
 def test_can_view_more_cases(student):
     """can_view agrees with torch's view() on 1200 more generated cases (seeds 1 and 2)"""
     cases = view_cases(seed=1, count=600) + view_cases(seed=2, count=600)
-    want = [torch_can_view(spec, shape) for spec, shape in cases]
+    want = torch_can_view_all(cases)
     got = student.probe("views.can_view", cases=cases)
     assert_cases(got, want, "can_view", lambda i: describe_view_case(*cases[i]))
     can_view_rule_gate(student)
 
 
+# (hypothesis derandomizes by the source of the test: editing a @given test's body draws other
+# examples, which the held-out mutants were never run against; change such a body on purpose only)
 @pytest.mark.points(1)
 @property_settings(2)
 @given(cases=view_case_lists(50, 80))

@@ -29,6 +29,8 @@ import einops
 import torch
 from torch import nn
 
+from grader.reference import reference
+
 
 def _gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
@@ -162,6 +164,7 @@ def torch_flop_count(case: dict[str, Any]) -> int:
     return counter.get_total_flops()
 
 
+@reference  # (the trusted tests' expected counts: computed once per grading worker)
 def torch_matmul_flops(a_shape: list[int], b_shape: list[int]) -> int:
     """FlopCounterMode's count for ``a @ b`` on meta tensors (shapes only, no compute)."""
     from torch.utils.flop_counter import FlopCounterMode
@@ -171,6 +174,7 @@ def torch_matmul_flops(a_shape: list[int], b_shape: list[int]) -> int:
     return counter.get_total_flops()
 
 
+@reference
 def torch_chain_flops(batch: int, dims: list[int], input_grad: bool) -> tuple[int, int]:
     """(forward, backward) FLOPs that FlopCounterMode counts for ``x @ w1 @ w2 @ ...``.
 

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from grader.expect import assert_cases, assert_equal, assert_tensor, assert_type
+from grader.reference import reference
 
 # Std of a standard normal truncated to [-3, 3]: sqrt(1 - 2·3·φ(3) / (2Φ(3) - 1)) ≈ 0.98659.
 TRUNC3_STD = math.sqrt(1 - 6 * math.exp(-4.5) / math.sqrt(2 * math.pi) / math.erf(3 / math.sqrt(2)))
@@ -209,6 +210,7 @@ TORCH_OPTIMIZERS = {"sgd": torch.optim.SGD, "adagrad": torch.optim.Adagrad, "rms
                     "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
 
 
+@reference  # plain arguments: torch's own accounting, computed once per grading worker
 def memory_want(batch: int, dim: int, layers: int, optimizer: str) -> int:
     """The lecture's accounting, measured on torch itself: an equivalent torch model (bias-free
     nn.Linear layers, float32), one forward and backward pass on a (batch, dim) input and one

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from grader.expect import assert_close, assert_equal, assert_tensor, assert_type
+from grader.reference import reference
 from tests.probes._mixed_precision_setup import LOSSES, before_step, inputs, make_optimizer, observe, setup, setup_mixed
 
 PARAMS = ["0.weight", "0.bias", "2.weight", "2.bias"]  # the probe model's parameters, in order
@@ -68,6 +69,13 @@ def _reference_mixed(seed: int, batch_sizes: list[int], optimizer: str, dtype: t
                      scaler: dict[str, float] | None = None, target_scale: float = 1.0) -> dict[str, Any]:
     """mixed_precision_step (or, with `scaler` = GradScaler's keyword arguments, scaled_fp16_step)
     done directly on the mixed-dtype model of _mixed_precision_setup; also its parameter names."""
+    return _reference_mixed_run(seed, batch_sizes, optimizer, str(dtype).removeprefix("torch."), scaler, target_scale)
+
+
+@reference  # plain arguments only: computed once per grading worker
+def _reference_mixed_run(seed: int, batch_sizes: list[int], optimizer: str, dtype_name: str,
+                         scaler: dict[str, float] | None, target_scale: float) -> dict[str, Any]:
+    dtype = getattr(torch, dtype_name)
     model, batches = setup_mixed(seed, batch_sizes, target_scale)
     names = [name for name, _ in model.named_parameters()]
     opt = make_optimizer(model, optimizer)
