@@ -11,9 +11,10 @@ from tests.public.test_data import _check_batches, check_uniform_starts
 
 @pytest.mark.points(1)
 def test_get_batch_other_inputs(student):
-    """get_batch on a uint32 memmap (ids > 65535), a plain int32 array, a torch.device, and batch/context of 1"""
+    """get_batch on a uint32 memmap (ids ≥ 2^31), a plain int32 array, a torch.device, batch/context of 1; starts drawn with replacement"""
     cases = [
-        {"length": 500, "context_length": 20, "batch_size": 6, "offset": 100_000, "dtype": "uint32", "kind": "memmap"},
+        # ids 2^32 − 1000 … 2^32 − 501: above 65535 and above int32's range (a detour through int32 wraps them)
+        {"length": 500, "context_length": 20, "batch_size": 6, "offset": 2**32 - 1000, "dtype": "uint32", "kind": "memmap"},
         {"length": 200, "context_length": 10, "batch_size": 4, "offset": 7, "dtype": "int32", "kind": "array"},
         {"length": 64, "context_length": 5, "batch_size": 3, "offset": 0, "dtype": "uint16", "kind": "memmap",
          "torch_device": True},
@@ -23,6 +24,15 @@ def test_get_batch_other_inputs(student):
         got = student.probe("data.batches", calls=2, seed=20 + i, **case)
         _check_batches(got, length=case["length"], context_length=case["context_length"],
                        batch_size=case["batch_size"], calls=2, offset=case["offset"])
+    # "the same start may appear twice in a batch": 32 independent rows over 32 valid starts are all
+    # distinct with probability 32!/32^32 < 4e-13, in both of two batches < 2e-25 (drawing without
+    # replacement, random.sample or randperm, never repeats a start)
+    got = student.probe("data.batches", length=40, context_length=8, batch_size=32, calls=2, seed=24)
+    starts = _check_batches(got, length=40, context_length=8, batch_size=32, calls=2, offset=0)
+    if all(len(set(row.tolist())) == 32 for row in starts):
+        raise AssertionError("get_batch(data of 40 tokens, batch_size=32, context_length=8): no start repeats within "
+                             "a batch of 32 rows over 32 valid starts (twice): the starts are drawn without "
+                             "replacement; draw each one independently (repeats allowed)")
 
 
 @pytest.mark.points(1)

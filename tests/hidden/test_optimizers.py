@@ -117,11 +117,15 @@ def check_cases(student, cases) -> None:
 #: the hyperparameters each docstring names (the keys of `defaults` and of every group)
 KEYS = {"SGD": ("lr", "momentum"), "AdaGrad": ("lr", "eps"), "RMSProp": ("lr", "alpha", "eps"),
         "Adam": ("lr", "betas", "eps", "weight_decay"), "AdamW": ("lr", "betas", "eps", "weight_decay")}
-#: valid by the docstrings (lr >= 0, momentum >= 0, eps >= 0, weight_decay >= 0, alpha and betas in [0, 1))
+#: valid by the docstrings (lr >= 0, momentum >= 0, eps >= 0, weight_decay >= 0, alpha and betas in [0, 1)):
+#: the lower ends, and values above 1 where only a lower bound exists
 BOUNDARY = [("SGD", {"lr": 0.0, "momentum": 0.0}), ("AdaGrad", {"lr": 0.0, "eps": 0.0}),
             ("RMSProp", {"lr": 0.0, "alpha": 0.0, "eps": 0.0}),
             ("Adam", {"lr": 0.0, "betas": [0.0, 0.0], "eps": 0.0, "weight_decay": 0.0}),
-            ("AdamW", {"lr": 0.0, "betas": [0.0, 0.0], "eps": 0.0, "weight_decay": 0.0})]
+            ("AdamW", {"lr": 0.0, "betas": [0.0, 0.0], "eps": 0.0, "weight_decay": 0.0}),
+            # no upper bounds on lr, momentum, eps or weight decay (as torch.optim): momentum >= 1 is valid
+            ("SGD", {"lr": 2.0, "momentum": 1.0}), ("AdaGrad", {"lr": 1.5, "eps": 1.0}),
+            ("AdamW", {"lr": 1.0, "weight_decay": 2.0})]
 #: out of the docstrings' ranges: each must raise ValueError
 INVALID = [("SGD", {"lr": -1e-3}), ("SGD", {"momentum": -0.1}), ("AdaGrad", {"lr": -1e-2}), ("AdaGrad", {"eps": -1e-10}),
            ("RMSProp", {"lr": -1e-2}), ("RMSProp", {"eps": -1e-8}), ("RMSProp", {"alpha": 1.0}),

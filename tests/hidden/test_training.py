@@ -32,22 +32,26 @@ def test_train_other_runs(student):
 
 @pytest.mark.points(2)
 def test_train_resume_other_cases(student):
-    """resuming works from a pathlib.Path, when killed right at a checkpoint, every step, and with checkpoint_every=0"""
-    for every, kill, kind in [(3, 6, "path"), (1, 4, "str"), (4, 9, "path")]:
+    """resuming works from a pathlib.Path, when killed right at a checkpoint, every step, with another cadence, and with checkpoint_every=0"""
+    # (3, 6, 4): resumed from step 6 with checkpoint_every=4, it saves after step 8 (steps done, a multiple
+    # of 4), not after this call's 4th step (10)
+    for every, kill, kind, resume_every in [(3, 6, "path", 4), (1, 4, "str", 1), (4, 9, "path", 4)]:
         dim, layers, batch, steps = 5, 2, 3, 11
         got = student.probe("training.resume", init=make_init(dim, layers, 5), other_init=make_init(dim, layers, 6),
                             w_true=make_target(dim, 5), dim=dim, num_layers=layers, batch=batch, steps=steps,
-                            every=every, kill_at=kill, path_kind=kind, optimizer="adamw", rerun=True)
-        what = f"resume (checkpoint every {every}, killed before step {kill}, path as {kind})"
+                            every=every, kill_at=kill, path_kind=kind, optimizer="adamw", rerun=True,
+                            resume_every=resume_every)
+        what = f"resume (checkpoint every {every}, killed before step {kill}, path as {kind}" + (
+            f", resumed with checkpoint_every={resume_every})" if resume_every != every else ")")
         assert_type(got["resumed"], list, what)
         last = kill // every * every
         assert_equal(got["resumed"], got["full"][last:], f"{what}: losses of the resumed steps, bit for bit", kind=list)
         for key, value in got["full_state"].items():
             assert_tensor(got["resumed_state"][key], value, f"{what}: final {key}")
-        # the resumed run's last checkpoint is after step steps // every * every; a third call with the same
-        # path and checkpoint_every=0 resumes from it (an existing file is resumed whatever checkpoint_every
-        # is) and never saves
-        final = steps // every * every
+        # the resumed run's last checkpoint is after step steps // resume_every * resume_every; a third call
+        # with the same path and checkpoint_every=0 resumes from it (an existing file is resumed whatever
+        # checkpoint_every is) and never saves
+        final = steps // resume_every * resume_every
         assert_equal(got["rerun"], got["full"][final:], f"{what}, then train({steps} steps, same path, "
                      f"checkpoint_every=0): it resumes from the checkpoint of step {final}", kind=list)
         assert_equal(got["rerun_checkpoint_unchanged"], True, f"{what}, then checkpoint_every=0: no checkpoint saved")

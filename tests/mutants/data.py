@@ -502,3 +502,112 @@ def get_batch_targets_plus_one(data, batch_size, context_length, device):
     starts = torch.randint(num_starts, (batch_size,)).numpy()
     x = torch.from_numpy(data[starts[:, None] + np.arange(context_length)].astype(np.int64))
     return x.to(device), (x + 1).to(device)
+
+
+# ---- second breaking pass (BREAK5.md, session 5) ----
+
+
+@mutant(replaces="write_tokens", why="b5: checks the dtype of an empty list (float64) without a size guard: [] raises")
+def b5_wt_empty_raises(tokens, path, dtype=np.uint16):
+    array = np.asarray(tokens)
+    if not np.issubdtype(array.dtype, np.integer):
+        raise ValueError("token ids must be integers")
+    info = np.iinfo(dtype)
+    if array.size and (array.min() < info.min or array.max() > info.max):
+        raise ValueError("out of range")
+    array.astype(dtype).tofile(path)
+
+
+@mutant(replaces="write_tokens", why="b5: lets numpy convert (np.asarray(tokens, dtype)): a numpy int64 array wraps silently")
+def b5_wt_numpy_converts(tokens, path, dtype=np.uint16):
+    try:
+        array = np.asarray(tokens, dtype=dtype)
+    except (OverflowError, TypeError) as e:
+        raise ValueError(str(e)) from e
+    if isinstance(tokens, (list, tuple)) and any(isinstance(t, float) for t in tokens):
+        raise ValueError("token ids must be integers")
+    array.tofile(path)
+
+
+@mutant(replaces="write_tokens", why="b5: isinstance(t, int) per id: rejects a numpy integer array")
+def b5_wt_python_int_only(tokens, path, dtype=np.uint16):
+    if not all(isinstance(t, int) and not isinstance(t, bool) for t in tokens):
+        raise ValueError("token ids must be integers")
+    info = np.iinfo(dtype)
+    if any(t < info.min or t > info.max for t in tokens):
+        raise ValueError("out of range")
+    np.asarray(tokens).astype(dtype).tofile(path)
+
+
+@mutant(replaces="write_tokens", why="b5: numpy array input checked against its own dtype's range (int64), not the target's")
+def b5_wt_checks_source_range(tokens, path, dtype=np.uint16):
+    array = np.asarray(tokens)
+    if array.size and not np.issubdtype(array.dtype, np.integer):
+        raise ValueError("token ids must be integers")
+    if isinstance(tokens, np.ndarray):
+        info = np.iinfo(array.dtype)
+    else:
+        info = np.iinfo(dtype)
+    if array.size and (array.min() < info.min or array.max() > info.max):
+        raise ValueError("out of range")
+    array.astype(dtype).tofile(path)
+
+
+@mutant(replaces="get_batch", why="b5: sorts the starts (for memmap locality): row i is not uniform, row 0 is the minimum")
+def b5_gb_sorted_starts(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    n = len(data) - context_length
+    if n < 1:
+        raise ValueError("too short")
+    starts = torch.randint(n, (batch_size,)).sort().values.numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(torch.device(device)), y.to(torch.device(device))
+
+
+@mutant(replaces="get_batch", why="b5: int64 through int32 (x.int().long() style): fine for uint16, wraps uint32 ids ≥ 2**31")
+def b5_gb_via_int32(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    n = len(data) - context_length
+    if n < 1:
+        raise ValueError("too short")
+    starts = torch.randint(n, (batch_size,)).numpy()
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int32).astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(torch.device(device)), y.to(torch.device(device))
+
+
+@mutant(replaces="get_batch", why="b5: one random offset, consecutive starts (s0 + i) mod n: each row uniform, rows not independent")
+def b5_gb_consecutive_starts(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    n = len(data) - context_length
+    if n < 1:
+        raise ValueError("too short")
+    s0 = int(torch.randint(n, ()))
+    starts = (s0 + np.arange(batch_size)) % n
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(torch.device(device)), y.to(torch.device(device))
+
+
+@mutant(replaces="get_batch", why="b5: random.sample(range(n), B): distinct starts, falls back to choices when B > n")
+def b5_gb_sample(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    n = len(data) - context_length
+    if n < 1:
+        raise ValueError("too short")
+    if batch_size <= n:
+        starts = np.array(random.sample(range(n), batch_size))
+    else:
+        starts = np.array(random.choices(range(n), k=batch_size))
+    windows = data[starts[:, None] + np.arange(context_length + 1)].astype(np.int64)
+    x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
+    y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
+    return x.to(torch.device(device)), y.to(torch.device(device))

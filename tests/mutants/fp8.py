@@ -353,3 +353,26 @@ def fp8_matmul_bk_one_scale(a, b):
     qb = qb.t().contiguous().t()
     one = torch.ones((), dtype=torch.float32, device=a.device)
     return torch._scaled_mm(qa, qb, scale_a=sa, scale_b=one, out_dtype=torch.bfloat16)
+
+
+# ---- second breaking pass (BREAK5.md, session 5) ----
+
+
+@mutant(replaces="fp8_quantize", why="b5: multiplies by the reciprocal (x * (top / amax)): rounds differently than x / scale")
+def b5_q_times_reciprocal(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError("bad dtype")
+    top = torch.finfo(dtype).max
+    x32 = x.to(torch.float32)
+    amax = x32.abs().max() if x.numel() else torch.zeros((), device=x.device)
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    inv = torch.where(amax > 0, top / amax, torch.ones_like(amax))
+    return (x32 * inv).clamp(-top, top).to(dtype), scale
+
+
+@mutant(replaces="fp8_error_bound", why="b5: own scale without the zero guard: all-zero tensor gets a 0 bound (empty raises)")
+def b5_eb_no_zero_guard(x, dtype=torch.float8_e4m3fn):
+    info = torch.finfo(dtype)
+    ax = x.to(torch.float32).abs()
+    scale = ax.max() / info.max
+    return torch.maximum(ax * (info.eps / 2), scale * (info.smallest_normal * info.eps / 2))

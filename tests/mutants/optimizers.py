@@ -1174,3 +1174,526 @@ def brk_adamw_eps_attribute(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
     super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
     for group in self.param_groups:
         group["eps"] = eps
+
+
+# Breaking pass 3 (session 5): written from the handout, the stubs and the solution only; the ones the
+# suite missed (all-zero gradients skipped, state key names and a tensor step count, momentum >= 1
+# rejected) are caught by the scenario's zero gradients, the state census and the hidden boundary cases.
+
+@mutant(replaces="SGD.step", why="skips parameters whose gradient is all zeros (momentum must still carry them)")
+@torch.no_grad()
+def bk5_sgd_skip_zero_grad(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, momentum = group["lr"], group["momentum"]
+        for p in group["params"]:
+            if p.grad is None or not p.grad.any():
+                continue
+            update = p.grad
+            if momentum != 0.0:
+                state = self.state[p]
+                if "momentum_buffer" not in state:
+                    state["momentum_buffer"] = update.clone()
+                else:
+                    state["momentum_buffer"].mul_(momentum).add_(update)
+                update = state["momentum_buffer"]
+            p.add_(update, alpha=-lr)
+    return loss
+
+
+@mutant(replaces="SGD.step", why="a parameter without gradient this step keeps coasting on its momentum buffer")
+@torch.no_grad()
+def bk5_sgd_coast_without_grad(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, momentum = group["lr"], group["momentum"]
+        for p in group["params"]:
+            state = self.state[p]
+            if p.grad is None:
+                if momentum != 0.0 and "momentum_buffer" in state:
+                    buf = state["momentum_buffer"].mul_(momentum)
+                    p.add_(buf, alpha=-lr)
+                continue
+            update = p.grad
+            if momentum != 0.0:
+                if "momentum_buffer" not in state:
+                    state["momentum_buffer"] = update.clone()
+                else:
+                    state["momentum_buffer"].mul_(momentum).add_(update)
+                update = state["momentum_buffer"]
+            p.add_(update, alpha=-lr)
+    return loss
+
+
+@mutant(replaces="SGD.step", why="calls the closure twice (once to check, once to use)")
+@torch.no_grad()
+def bk5_sgd_closure_twice(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            closure()
+            loss = closure()
+    for group in self.param_groups:
+        lr, momentum = group["lr"], group["momentum"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            update = p.grad
+            if momentum != 0.0:
+                state = self.state[p]
+                if "momentum_buffer" not in state:
+                    state["momentum_buffer"] = update.clone()
+                else:
+                    state["momentum_buffer"].mul_(momentum).add_(update)
+                update = state["momentum_buffer"]
+            p.add_(update, alpha=-lr)
+    return loss
+
+
+@mutant(replaces="SGD.__init__", why="requires momentum < 1, but any momentum >= 0 is valid (as torch)")
+def bk5_sgd_momentum_below_one(self, params, lr=1e-3, momentum=0.0):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if not 0.0 <= momentum < 1.0:
+        raise ValueError(f"invalid momentum {momentum}")
+    super().__init__(params, {"lr": lr, "momentum": momentum})
+
+
+@mutant(replaces="AdaGrad.step", why="state made with torch.zeros(p.shape): float32 for float64 parameters")
+@torch.no_grad()
+def bk5_adagrad_state_fp32(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, eps = group["lr"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "sum" not in state:
+                state["sum"] = torch.zeros(p.shape, device=p.device)
+            s = state["sum"]
+            s.addcmul_(g, g)
+            p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
+    return loss
+
+
+@mutant(replaces="AdaGrad.step", why="state under the lecture's name g2 instead of sum")
+@torch.no_grad()
+def bk5_adagrad_state_g2(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, eps = group["lr"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "g2" not in state:
+                state["g2"] = torch.zeros_like(p)
+            s = state["g2"]
+            s.addcmul_(g, g)
+            p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
+    return loss
+
+
+@mutant(replaces="AdaGrad.__init__", why="rejects eps = 0 (eps <= 0), a valid boundary")
+def bk5_adagrad_rejects_eps0(self, params, lr=1e-2, eps=1e-10):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if eps <= 0.0:
+        raise ValueError(f"invalid epsilon {eps}")
+    super().__init__(params, {"lr": lr, "eps": eps})
+
+
+@mutant(replaces="AdaGrad.__init__", why="lr default 1e-3 (SGD's/Adam's) instead of torch Adagrad's 1e-2")
+def bk5_adagrad_lr_default(self, params, lr=1e-3, eps=1e-10):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if eps < 0.0:
+        raise ValueError(f"invalid epsilon {eps}")
+    super().__init__(params, {"lr": lr, "eps": eps})
+
+
+@mutant(replaces="AdaGrad.__init__", why="no check on eps: a negative eps is accepted")
+def bk5_adagrad_negative_eps(self, params, lr=1e-2, eps=1e-10):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    super().__init__(params, {"lr": lr, "eps": eps})
+
+
+@mutant(replaces="RMSProp.step", why="state made with torch.zeros(p.shape): float32 for float64 parameters")
+@torch.no_grad()
+def bk5_rmsprop_state_fp32(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "square_avg" not in state:
+                state["square_avg"] = torch.zeros(p.shape, device=p.device)
+            v = state["square_avg"]
+            v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
+            p.addcdiv_(g, v.sqrt().add_(eps), value=-lr)
+    return loss
+
+
+@mutant(replaces="RMSProp.step", why="calls the closure after the update (returns the post-update loss, updates with stale grads)")
+@torch.no_grad()
+def bk5_rmsprop_closure_after(self, closure=None):
+    for group in self.param_groups:
+        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "square_avg" not in state:
+                state["square_avg"] = torch.zeros_like(p)
+            v = state["square_avg"]
+            v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
+            p.addcdiv_(g, v.sqrt().add_(eps), value=-lr)
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    return loss
+
+
+@mutant(replaces="RMSProp.__init__", why="alpha = 1 accepted (0 <= alpha <= 1)")
+def bk5_rmsprop_alpha_one(self, params, lr=1e-2, alpha=0.99, eps=1e-8):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if eps < 0.0:
+        raise ValueError(f"invalid epsilon {eps}")
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"invalid alpha {alpha}")
+    super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps})
+
+
+@mutant(replaces="RMSProp.__init__", why="default eps 1e-10 copied from AdaGrad instead of 1e-8")
+def bk5_rmsprop_eps_default(self, params, lr=1e-2, alpha=0.99, eps=1e-10):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if eps < 0.0:
+        raise ValueError(f"invalid epsilon {eps}")
+    if not 0.0 <= alpha < 1.0:
+        raise ValueError(f"invalid alpha {alpha}")
+    super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps})
+
+
+@mutant(replaces="Adam.step", why="skips parameters whose gradient is all zeros (moments must still decay, p still moves)")
+@torch.no_grad()
+def bk5_adam_skip_zero_grad(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None or not p.grad.any():
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="Adam.step", why="step count kept as a float32 0-d tensor (as torch) instead of the Python int asked for")
+@torch.no_grad()
+def bk5_adam_tensor_step(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["step"] = torch.tensor(0.0)
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t = int(state["step"].item())
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="Adam.step", why="reads weight_decay from self.defaults: a group's own decay is ignored")
+@torch.no_grad()
+def bk5_adam_decay_from_defaults(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], self.defaults["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="Adam.step", why="state keys m / v / t instead of exp_avg / exp_avg_sq / step")
+@torch.no_grad()
+def bk5_adam_state_names(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["t"] = 0
+                state["m"] = torch.zeros_like(p)
+                state["v"] = torch.zeros_like(p)
+            state["t"] += 1
+            t, m, v = state["t"], state["m"], state["v"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="Adam.__init__", why="validates only betas[0]: beta2 = 1 accepted")
+def bk5_adam_beta2_unchecked(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
+        raise ValueError("invalid hyperparameters")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+
+@mutant(replaces="Adam.__init__", why="rejects beta = 0 (0 < beta < 1), a valid boundary")
+def bk5_adam_beta0_rejected(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
+        raise ValueError("invalid hyperparameters")
+    if not all(0.0 < b < 1.0 for b in betas):
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+
+@mutant(replaces="AdamW.step", why="decoupled decay uses the initial lr from self.defaults (a schedule's lr ignored for the decay)")
+@torch.no_grad()
+def bk5_adamw_decay_default_lr(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            p.mul_(1.0 - self.defaults["lr"] * decay)
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="AdamW.step", why="moments made with torch.zeros(p.shape): float32 for float64 parameters")
+@torch.no_grad()
+def bk5_adamw_state_fp32(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros(p.shape, device=p.device)
+                state["exp_avg_sq"] = torch.zeros(p.shape, device=p.device)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            p.mul_(1.0 - lr * decay)
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="AdamW.step", why="decays every parameter of the group, even one whose grad is None on this step (once it has state)")
+@torch.no_grad()
+def bk5_adamw_decay_stateful_none(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                if self.state[p]:
+                    p.mul_(1.0 - lr * decay)
+                continue
+            g = p.grad
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            p.mul_(1.0 - lr * decay)
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="AdamW.step", why="bias corrections with the step count taken before the increment, +1 only in beta1's")
+@torch.no_grad()
+def bk5_adamw_bc2_offbyone(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            p.mul_(1.0 - lr * decay)
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2 ** (t + 1))).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="AdamW.__init__", why="no check on weight_decay: a negative decay is accepted")
+def bk5_adamw_negative_decay(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    if lr < 0.0 or eps < 0.0:
+        raise ValueError("invalid hyperparameters")
+    if not all(0.0 <= b < 1.0 for b in betas):
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+
+@mutant(replaces="AdamW.__init__", why="rejects eps = 0 (eps <= 0), a valid boundary")
+def bk5_adamw_rejects_eps0(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    if lr < 0.0 or eps <= 0.0 or weight_decay < 0.0:
+        raise ValueError("invalid hyperparameters")
+    if not all(0.0 <= b < 1.0 for b in betas):
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+
+@mutant(replaces="AdamW.step", why="skips parameters whose gradient is all zeros (moments must still decay, p still moves and decays)")
+@torch.no_grad()
+def bk5_adamw_skip_zero_grad(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None or torch.count_nonzero(p.grad) == 0:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+            p.mul_(1.0 - lr * decay)
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@mutant(replaces="optimizer_state_bytes", why="counts a Python-int step as 8 bytes")
+def bk5_state_bytes_int8(optimizer):
+    total = 0
+    for s in optimizer.state.values():
+        for v in s.values():
+            if isinstance(v, torch.Tensor):
+                total += v.numel() * v.element_size()
+            elif isinstance(v, (int, float)):
+                total += 8
+    return total

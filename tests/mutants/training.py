@@ -841,3 +841,115 @@ def elementwise_flops_bk_ignores_ops(rows, cols, ops_per_element=1):
 @mutant(replaces="elementwise_flops", why="bk: 2 FLOPs per element per op (the matmul's multiply-add habit)")
 def elementwise_flops_bk_fma(rows, cols, ops_per_element=1):
     return 2 * rows * cols * ops_per_element
+
+
+# Breaking pass 3 (session 5): written from the handout, the stub and the solution only.
+
+@mutant(replaces="train", why="also saves a checkpoint after the last step even when it is not a multiple of checkpoint_every")
+def bk5_train_saves_final(model, optimizer, get_batch, num_steps, *, checkpoint_path=None,
+                          checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("bad arguments")
+    device = torch.device(device)
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(loss.item() if isinstance(loss, torch.Tensor) else float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and ((step + 1) % checkpoint_every == 0
+                                                                     or step + 1 == num_steps):
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="checks checkpoint_path.exists(): a str path (allowed) raises AttributeError")
+def bk5_train_path_method(model, optimizer, get_batch, num_steps, *, checkpoint_path=None,
+                          checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("bad arguments")
+    device = torch.device(device)
+    start = 0
+    if checkpoint_path is not None and checkpoint_path.exists():
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(loss.item() if isinstance(loss, torch.Tensor) else float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="checkpoint cadence counted from this call's first step, (i + 1) % every with i local, iteration saved right")
+def bk5_train_local_cadence(model, optimizer, get_batch, num_steps, *, checkpoint_path=None,
+                            checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("bad arguments")
+    device = torch.device(device)
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for i, step in enumerate(range(start, num_steps)):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(loss.item() if isinstance(loss, torch.Tensor) else float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (i + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="num_steps = 0 raises (<= 0) instead of returning []")
+def bk5_train_zero_steps_raise(model, optimizer, get_batch, num_steps, *, checkpoint_path=None,
+                               checkpoint_every=0, mixed_precision=False, device="cpu"):
+    if num_steps <= 0 or checkpoint_every < 0:
+        raise ValueError("bad arguments")
+    device = torch.device(device)
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(loss.item() if isinstance(loss, torch.Tensor) else float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="weight_bytes", why="torch.finfo(dtype).bits // 8: raises for integer and bool dtypes")
+def bk5_weight_bytes_finfo(rows, cols, dtype):
+    return rows * cols * (torch.finfo(dtype).bits // 8)

@@ -27,6 +27,9 @@ on the CPU, so it is the same data).
   ``k`` (shape (2, 1, 4), scaling ``x[:, :4]``), so parameters of 0, 1, 2 and 3 dimensions;
 * ``"skip": {name: [steps]}``: that parameter's ``.grad`` is None on those steps only (its
   state must then be created lazily on its first gradient, and its step count skip them);
+* ``"zero": {name: [steps]}``: that parameter's gradient is exactly zero (a tensor of zeros,
+  not None) on those steps: the optimizer must still take the step (momentum and Adam's
+  moments carry the parameter on, Adam's step count advances), unlike a None gradient;
 * ``"set": [[step, group, key, value], ...]``: ``param_groups[group][key] = value`` before
   that step (a learning-rate schedule, a decay switched on);
 * ``"grad_scale": s``: the loss is multiplied by s (a large gradient norm);
@@ -85,10 +88,11 @@ def _data(seed: int, steps: int, device: str = "cpu", dtype: torch.dtype = torch
 
 @torch.no_grad()
 def _set_gradients(p: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor, *, scale: float = 1.0,
-                   skip: Sequence[str] = (), in_place: bool = False) -> None:
+                   skip: Sequence[str] = (), zero: Sequence[str] = (), in_place: bool = False) -> None:
     """The gradients of the loss scale·mean((tanh(x @ w1) @ w2 + b2 [+ c + x[:, :4]·Σk] − y)²), written
     by hand (autograd would give the same; this is only cheaper).  ``unused`` gets none: its .grad
-    stays None; the names in ``skip`` get None this time.  ``in_place``: written into existing grads."""
+    stays None; the names in ``skip`` get None this time, those in ``zero`` a gradient of zeros.
+    ``in_place``: written into existing grads."""
     h = torch.tanh(x @ p["w1"])
     out = h @ p["w2"] + p["b2"]
     if "c" in p:
@@ -99,6 +103,8 @@ def _set_gradients(p: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor,
         grads["c"] = r.sum()
         grads["k"] = (r * x[:, :4]).sum(0).expand(SHAPES["k"]).clone()
     for name, grad in grads.items():
+        if name in zero:
+            grad = torch.zeros_like(grad)
         if name in skip:
             p[name].grad = None
         elif in_place and p[name].grad is not None:
@@ -122,6 +128,8 @@ def run(make_optimizer: Callable[[list[dict[str, Any]]], torch.optim.Optimizer],
     xs, ys = _data(seed, steps, device, _dtype(options))
     skip = {int(step): [n for n, at in options.get("skip", {}).items() if int(step) in at]
             for at in options.get("skip", {}).values() for step in at}
+    zero = {int(step): [n for n, at in options.get("zero", {}).items() if int(step) in at]
+            for at in options.get("zero", {}).values() for step in at}
     changes = options.get("set", [])
     set_to_none = options.get("set_to_none", True)
     optimizer = make_optimizer(_groups(params, groups))
@@ -132,7 +140,7 @@ def run(make_optimizer: Callable[[list[dict[str, Any]]], torch.optim.Optimizer],
                 optimizer.param_groups[group][key] = tuple(value) if key == "betas" else value
         optimizer.zero_grad(set_to_none=set_to_none)
         _set_gradients(params, xs[step - 1], ys[step - 1], scale=options.get("grad_scale", 1.0),
-                       skip=skip.get(step, ()), in_place=not set_to_none)
+                       skip=skip.get(step, ()), zero=zero.get(step, ()), in_place=not set_to_none)
         before = [None if p.grad is None else p.grad.detach().clone() for p in params.values()] \
             if options.get("grads") and step in snapshots else None
         take_step(optimizer)
@@ -155,7 +163,8 @@ def run(make_optimizer: Callable[[list[dict[str, Any]]], torch.optim.Optimizer],
 
 def state_census(optimizer: torch.optim.Optimizer, params: dict[str, torch.Tensor]) -> dict[str, Any]:
     """What the optimizer keeps, per parameter name: tensor bytes, bytes of tensors shaped like
-    the parameter, and the number of other (scalar-like) tensors; counted by the kit, not the student."""
+    the parameter, the number of other (scalar-like) tensors and the state's keys; counted by the
+    kit, not the student."""
     census = {}
     for name, p in params.items():
         state = optimizer.state.get(p, {})
@@ -165,6 +174,7 @@ def state_census(optimizer: torch.optim.Optimizer, params: dict[str, torch.Tenso
             "param_shaped_bytes": sum(t.numel() * t.element_size() for t in tensors if t.shape == p.shape),
             "param_shaped_count": sum(1 for t in tensors if t.shape == p.shape),
             "other_tensors": sum(1 for t in tensors if t.shape != p.shape),
+            "keys": sorted(str(k) for k in state),
         }
     return census
 

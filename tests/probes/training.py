@@ -70,12 +70,13 @@ def run(impl, init, w_true, dim, num_layers, batch, steps, optimizer="sgd", lr=0
 
 
 def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at, optimizer="adamw",
-           lr=0.01, seed=0, other_seed=7919, path_kind="str", rerun=False):
+           lr=0.01, seed=0, other_seed=7919, path_kind="str", rerun=False, resume_every=None):
     """Uninterrupted run; then a run killed before step `kill_at` and resumed by a fresh model and
     optimizer (other weights, other generator state) from the last checkpoint.  Returns both
     loss histories, both final weights, and the steps the resumed call ran.  `rerun`: then
     once more with the same path and checkpoint_every=0 (resume, never save): its losses and
-    whether the checkpoint file's bytes stayed the same."""
+    whether the checkpoint file's bytes stayed the same.  `resume_every`: the resumed call's
+    checkpoint_every, if not `every` (the cadence counts the steps done, not this call's steps)."""
     import pathlib
 
     folder = tempfile.mkdtemp()
@@ -103,7 +104,8 @@ def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every,
         model = _model(impl, other_init, dim, num_layers)
         opt = _optimizer(impl, model, optimizer, lr)
         get_batch, calls = _synthetic_batches(w_true, batch)
-        resumed = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=every)
+        resumed = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path,
+                                      checkpoint_every=every if resume_every is None else resume_every)
         out = {"full": full, "full_state": full_state, "killed": killed, "resumed": resumed,
                "resumed_state": _state(model), "resumed_batches": calls["n"],
                "files": sorted(os.listdir(folder))}

@@ -38,9 +38,22 @@ def test_write_tokens_raw_binary(student):
     got = student.probe("data.write_tokens", tokens=[5, 6], dtype="uint16", existing=100)
     assert_tensor(got, like=_raw([5, 6], "uint16"),
                   what="bytes of the file after writing [5, 6] as uint16 over an existing 100-byte file (overwrite it)")
+    # no ids: an empty file (an empty list is float64 to np.asarray, yet has no non-integer id)
+    got = student.probe("data.write_tokens", tokens=[], dtype="uint16")
+    assert_tensor(got, like=_raw([], "uint16"), what="bytes of the file written for no ids ([]): an empty file")
+    # a numpy int64 array is a valid input too: same bytes, and the range check still applies (a bare
+    # .astype(dtype) wraps silently; the int64 array's own range is not the file's)
+    tokens = [0, 65535, 40000, 3]
+    got = student.probe("data.write_numpy_tokens", tokens=tokens, dtype="uint16")
+    assert_tensor(got, like=_raw(tokens, "uint16"), what="bytes of the file written for np.array([0, 65535, 40000, 3]) as uint16")
     for tokens, dtype in [([1, 65536, 2], "uint16"), ([70000], "uint16"), ([3, -1], "uint16"), ([2**32], "uint32"),
                           ([-5, 1], "uint32"), ([1.5, 2.0], "uint16")]:
         student.raises("data.write_tokens", "ValueError", tokens=tokens, dtype=dtype)
+    for tokens in ([1, 70000], [-1, 2]):
+        try:
+            student.raises("data.write_numpy_tokens", "ValueError", tokens=tokens, dtype="uint16")
+        except AssertionError as exc:
+            raise AssertionError(f"write_tokens(np.array({tokens}) (int64), dtype=uint16): {exc}") from None
 
 
 @pytest.mark.points(1)
@@ -131,7 +144,8 @@ P_VALUE_FLOOR = 1e-6
 
 def check_uniform_starts(student, *, seed: int, offset: int, **case) -> None:
     got = student.probe("data.batches", seed=seed, offset=offset, **case)
-    starts = _check_batches(got, offset=offset, **case).flatten()
+    got_starts = _check_batches(got, offset=offset, **case)
+    starts = got_starts.flatten()
     num_starts = case["length"] - case["context_length"]
     counts = torch.bincount(starts, minlength=num_starts).to(torch.float64)
     what = (f"start positions of {starts.numel()} rows from data of {case['length']} tokens with "
@@ -141,6 +155,7 @@ def check_uniform_starts(student, *, seed: int, offset: int, **case) -> None:
     if missing:
         raise AssertionError(f"{what}: start(s) {missing[:8]} never drawn; every valid start, the first and the last "
                              "included, must be possible")
+    check_rows_independent(got_starts, what)
     expected = starts.numel() / num_starts
     chi2 = float(((counts - expected) ** 2 / expected).sum())
     dof = num_starts - 1
@@ -151,6 +166,25 @@ def check_uniform_starts(student, *, seed: int, offset: int, **case) -> None:
         raise AssertionError(f"{what}: not uniform (chi-square {chi2:.1f} with {dof} degrees of freedom, "
                              f"p = {p_value:.2g} < {P_VALUE_FLOOR:g}); start {worst} drawn {int(counts[worst])} times, "
                              f"expected about {expected:.0f}")
+
+
+def check_rows_independent(starts: torch.Tensor, what: str) -> None:
+    """Rows of one batch are drawn independently: next to each other, a row starts before or after
+    its neighbour about equally often.  Sorted starts (for memmap locality) or consecutive starts
+    from one random offset have uniform counts but (almost) no descending neighbours.
+    `starts`: [calls, batch_size].  For independent uniform starts over n ≥ 17 positions each order has
+    probability (1 − 1/n)/2 ≥ 0.47.  The neighbour pairs split into two sets of disjoint (so
+    independent) pairs, ≥ 1550 each in the uniformity tests; a total under a quarter needs one set
+    under a quarter: probability < 2·exp(−2·1550·0.22²) < 1e-60 (Hoeffding)."""
+    steps = starts[:, 1:] - starts[:, :-1]
+    pairs = steps.numel()
+    if pairs == 0:
+        return
+    down, up = int((steps < 0).sum()), int((steps > 0).sum())
+    if min(down, up) < pairs / 4:
+        raise AssertionError(f"{what}: rows of a batch are not drawn independently: of {pairs} neighbouring rows "
+                             f"{up} start after the previous row and {down} before it (about half each expected; "
+                             "do not sort the starts or derive them from one another)")
 
 
 def attach_start_counts(counts: torch.Tensor, draws: int, what: str) -> None:

@@ -5,7 +5,7 @@ Each trajectory test trains the same seeded model twice, once with the student's
 two parameter groups with their own hyperparameters, a parameter whose grad stays None, and a
 ``state_dict()`` round trip into a fresh optimizer after step 100.  The parameters are compared
 after steps 1, 2, 5, 20, 50, 100, 150 and 200.  Each optimizer also runs a 40-step *scenario*
-(`scenario()` below: 0-d and 3-d parameters, gradients missing on some steps only, the lr
+(`scenario()` below: 0-d and 3-d parameters, gradients missing on some steps only or all zeros, the lr
 changed before step 10, zero_grad(set_to_none=False) with in-place gradients, gradients 100x
 larger, .grad compared before/after each step), compared after every step 1-12, 16, 20, 30, 40
 with the same tolerances (the correct formulations stay as far under them: the large
@@ -86,6 +86,8 @@ def describe_run(name: str, kwargs: dict, groups: list[dict], round_trip_at: int
         text += "; extra parameters c (0-d) and k (2x1x4)"
     for pname, steps in options.get("skip", {}).items():
         text += f"; {pname}.grad is None on steps {steps}"
+    for pname, steps in options.get("zero", {}).items():
+        text += f"; {pname}.grad is all zeros (not None) on steps {steps}"
     for at, group, key, value in options.get("set", []):
         text += f"; param_groups[{group}]['{key}'] = {value} before step {at}"
     if "grad_scale" in options:
@@ -239,9 +241,13 @@ def extra_groups(**second) -> list[dict]:
 def scenario(**more) -> dict:
     """What a plain run never does (see tests/probes/_optimizers_setup.py): parameters of 0 to 3
     dimensions, gradients missing on some steps only (b2 gets its first one at step 4, so its state
-    starts then), zero_grad(set_to_none=False) with gradients written in place, gradients 100x
-    larger, and every .grad compared after each step too (step() must leave it alone)."""
-    return {"extras": True, "skip": {"b2": [1, 2, 3], "w1": [6, 7], "c": [4]}, "set_to_none": False,
+    starts then), gradients of exactly zero on others (not None: the step is still taken, so
+    momentum and Adam's moments move the parameter and the step count advances; skipping an
+    all-zero gradient leaves w2 behind by 14x the tolerance for Adam/AdamW, 560x for SGD with momentum),
+    zero_grad(set_to_none=False) with gradients written in place, gradients 100x larger, and every
+    .grad compared after each step too (step() must leave it alone)."""
+    return {"extras": True, "skip": {"b2": [1, 2, 3], "w1": [6, 7], "c": [4]}, "zero": {"w2": [5, 6], "c": [9]},
+            "set_to_none": False,
             "grad_scale": 100.0, "grads": True, **more}
 
 
@@ -323,6 +329,11 @@ def test_adamw_matches_torch(student):
     check_cases(student, CASES["test_adamw_matches_torch"])
 
 
+#: the documented keys of self.state[p] (the handout's table; torch.optim's names)
+STATE_KEYS = {"SGD": ("momentum_buffer",), "AdaGrad": ("sum",), "RMSProp": ("square_avg",),
+              "Adam": ("step", "exp_avg", "exp_avg_sq"), "AdamW": ("step", "exp_avg", "exp_avg_sq")}
+
+
 def expected_state(name: str, kwargs: dict) -> int:
     """Optimizer state values per parameter element, from the memory table."""
     return {"SGD": 1 if kwargs.get("momentum", 0.0) else 0, "AdaGrad": 1, "RMSProp": 1, "Adam": 2, "AdamW": 2}[name]
@@ -354,6 +365,16 @@ def test_optimizer_state_bytes(student):
                      f"{what}: bytes of per-parameter state tensors for {trained} {dtype} parameters "
                      f"({expected_state(name, kwargs)} values each, as in the memory table, in the parameter's dtype)")
         total = sum(c["tensor_bytes"] for c in census.values())
+        # the handout's table: the state under its documented keys, and nothing else held as a tensor
+        # (Adam/AdamW's step is a Python int, so the state is exactly the moments: 8N bytes in fp32)
+        keys = STATE_KEYS[name] if expected_state(name, kwargs) else ()
+        for pname in params:
+            if pname != "unused":
+                missing = [k for k in keys if k not in census[pname]["keys"]]
+                assert not missing, (f"{what}: self.state[{pname}] has keys {census[pname]['keys']}, missing the "
+                                     f"documented {missing} (the handout's table names the state)")
+        assert_equal(total, moments, f"{what}: bytes of all tensors in its state (only the per-parameter "
+                     "state tensors of the memory table; the step count is a Python int, not a tensor)")
         assert_equal(got["reported"], total, f"optimizer_state_bytes of {what} (the bytes of all tensors in its state)")
         assert "torch.optim.functional" not in got["reached"], (
             f"{name}.step() reached torch.optim's own update functions: write the update with plain tensor operations")

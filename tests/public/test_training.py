@@ -183,11 +183,12 @@ def test_step_flops_match_a_real_step(student):
 @pytest.mark.points(2)
 def test_napkin_numbers(student):
     """GPT-3's feed-forward weight in bytes, what 8 H100s deliver in a week, elementwise FLOPs"""
-    weights = [(12288, 49152, "float32"), (12288, 49152, "bfloat16"), (3, 5, "float8_e4m3fn"), (7, 2, "float64")]
+    weights = [(12288, 49152, "float32"), (12288, 49152, "bfloat16"), (3, 5, "float8_e4m3fn"), (7, 2, "float64"),
+               (3, 5, "int8"), (4, 2, "int64"), (2, 3, "bool")]  # any dtype: integer ones have no finfo
     deliveries = [(8, 7, 989.5e12), (8, 14, 989.5e12), (1, 0.5, 67e12, 0.5)]
     elementwise = [(12288, 49152), (3, 4, 2)]
     got = student.probe("training.napkin", weights=weights, deliveries=deliveries, elementwise=elementwise)
-    sizes = {"float32": 4, "bfloat16": 2, "float8_e4m3fn": 1, "float64": 8}
+    sizes = {"float32": 4, "bfloat16": 2, "float8_e4m3fn": 1, "float64": 8, "int8": 1, "int64": 8, "bool": 1}
     for (r, c, d), g in zip(weights, got["weight_bytes"]):
         assert_equal(g, r * c * sizes[d], f"weight_bytes({r}, {c}, torch.{d})")
     assert got["weight_bytes"][0] == 2_415_919_104, "GPT-3's 12288 x 49152 float32 matrix is 2.42e9 bytes (2.25 GiB)"

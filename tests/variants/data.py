@@ -84,3 +84,47 @@ def get_batch_list_of_slices(data, batch_size, context_length, device):
     if torch.device(device).type == "cuda":
         return x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
     return x.to(device), y.to(device)
+
+
+# ---- second breaking pass (BREAK5.md, session 5) ----
+
+
+@variant(replaces="get_batch", why="b5: numpy's global generator, x and y gathered by two fancy indexes, non_blocking .to on every device")
+def b5_gb_numpy_randint(data, batch_size, context_length, device):
+    if batch_size < 1 or context_length < 1:
+        raise ValueError("bad sizes")
+    if len(data) < context_length + 1:
+        raise ValueError("too short")
+    starts = np.random.randint(0, len(data) - context_length, size=batch_size)
+    idx = starts[:, None] + np.arange(context_length)
+    x = torch.from_numpy(data[idx].astype(np.int64))
+    y = torch.from_numpy(data[idx + 1].astype(np.int64))
+    device = torch.device(device)
+    if device.type == "cuda":
+        x, y = x.pin_memory(), y.pin_memory()
+    return x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+
+
+@variant(replaces="set_seed", why="b5: set_state from fresh generators; torch.manual_seed also seeds CUDA")
+def b5_ss_via_states(seed):
+    random.setstate(random.Random(seed).getstate())
+    np.random.set_state(np.random.RandomState(seed).get_state())
+    torch.manual_seed(seed)
+
+
+@variant(replaces="write_tokens", why="b5: numpy arrays by dtype kind, lists id by id (operator.index), then np.array(..., dtype)")
+def b5_wt_index_check(tokens, path, dtype=np.uint16):
+    import operator
+    info = np.iinfo(dtype)
+    if isinstance(tokens, np.ndarray):
+        if tokens.size and tokens.dtype.kind not in "iu":
+            raise ValueError("ids must be integers")
+        ids = [int(t) for t in tokens]
+    else:
+        try:
+            ids = [operator.index(t) for t in tokens]
+        except TypeError as e:
+            raise ValueError("ids must be integers") from e
+    if any(t < info.min or t > info.max for t in ids):
+        raise ValueError("out of range")
+    np.array(ids, dtype=dtype).tofile(path)

@@ -77,3 +77,30 @@ def fp8_matmul_bk_transpose_first(a, b):
     qa, sa = fp8_quantize(a.contiguous(), torch.float8_e4m3fn)
     qbt, sb = fp8_quantize(b.t().contiguous(), torch.float8_e4m3fn)
     return torch._scaled_mm(qa, qbt.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+
+# ---- second breaking pass (BREAK5.md, session 5) ----
+
+
+@variant(replaces="fp8_quantize", why="b5: scale from a Python float quotient (double rounding of a quotient is innocuous)")
+def b5_q_python_scale(x, dtype=torch.float8_e4m3fn):
+    if dtype not in (torch.float8_e4m3fn, torch.float8_e5m2):
+        raise ValueError("bad dtype")
+    top = torch.finfo(dtype).max
+    x32 = x.detach().to(torch.float32)
+    amax = float(x32.abs().max()) if x32.numel() else 0.0
+    scale = torch.tensor(amax / top if amax > 0 else 1.0, dtype=torch.float32, device=x.device)
+    q = torch.clamp(x32 / scale, min=-top, max=top).to(dtype)
+    return q, scale
+
+
+@variant(replaces="fp8_quantize", why="b5: x / scale in x's dtype for float64 input (promotes, more precise), float32 otherwise")
+def b5_q_f64_division(x, dtype=torch.float8_e4m3fn):
+    if dtype not in FP8_FORMATS:
+        raise ValueError("bad dtype")
+    top = torch.finfo(dtype).max
+    xw = x if x.dtype == torch.float64 else x.to(torch.float32)
+    amax = x.to(torch.float32).abs().max() if x.numel() else torch.zeros((), device=x.device)
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    q = (xw / scale).clamp(-top, top).to(dtype)
+    return q, scale

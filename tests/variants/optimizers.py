@@ -155,3 +155,42 @@ def var_sgd_data(self, closure=None):
             p.data.add_(d_p, alpha=-group["lr"])
     loss = closure_loss
     return loss
+
+
+# Breaking pass 3 (session 5).
+
+@variant(replaces="Adam.step", why="the literal formula, out of place: m_hat, v_hat as new tensors")
+@torch.no_grad()
+def bk5_adam_literal(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        b1, b2 = group["betas"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            if group["weight_decay"]:
+                g = g + group["weight_decay"] * p
+            st = self.state[p]
+            if "step" not in st:
+                st.update(step=0, exp_avg=torch.zeros_like(p), exp_avg_sq=torch.zeros_like(p))
+            st["step"] += 1
+            st["exp_avg"] = b1 * st["exp_avg"] + (1 - b1) * g
+            st["exp_avg_sq"] = b2 * st["exp_avg_sq"] + (1 - b2) * g ** 2
+            m_hat = st["exp_avg"] / (1 - b1 ** st["step"])
+            v_hat = st["exp_avg_sq"] / (1 - b2 ** st["step"])
+            p -= group["lr"] * m_hat / (torch.sqrt(v_hat) + group["eps"])
+    return loss
+
+
+@variant(replaces="optimizer_state_bytes", why="walks state_dict()['state'] and asks each storage for its bytes")
+def bk5_state_bytes_storage(optimizer):
+    total = 0
+    for s in optimizer.state_dict()["state"].values():
+        for v in s.values():
+            if torch.is_tensor(v):
+                total += v.untyped_storage().nbytes()
+    return int(total)

@@ -132,3 +132,13 @@ def flops_delivered_bk_order(num_gpus, days, flop_per_sec, mfu=1.0):
 def elementwise_flops_bk_prod(rows, cols, ops_per_element=1):
     import math
     return int(math.prod((rows, cols, ops_per_element)))
+
+
+# Breaking pass 3 (session 5).
+
+@variant(replaces="step_flops", why="closed forms: backward = 2*forward - 2*B*first, six_bp = 3*forward")
+def bk5_step_flops_closed(batch, dim, num_layers):
+    forward = 2 * batch * (num_layers * dim * dim + dim)
+    first = dim * (dim if num_layers else 1)
+    backward = 2 * forward - 2 * batch * first
+    return dict(forward=forward, backward=backward, total=forward + backward, six_bp=3 * forward)
