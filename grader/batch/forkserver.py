@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -33,46 +32,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from grader.sandbox.zygote import NotOurChild  # (the worker is the server's child: handled by pidfd)
+
 #: Largest request or answer
 _MAX = 4096
-
-
-class ForkedWorker:
-    """A trusted worker forked by the server (its child, not ours), with the parts of
-    `subprocess.Popen` the grading pool uses; its handle is a pidfd."""
-
-    def __init__(self, pid: int):
-        self.pid = pid
-        self.returncode: int | None = None
-        try:
-            self.fd: int | None = os.pidfd_open(pid)
-        except OSError:  # already gone
-            self.fd = None
-            self.returncode = -1
-
-    def poll(self) -> int | None:
-        if self.returncode is None and self.fd is not None and select.select([self.fd], [], [], 0)[0]:
-            self.returncode = -1  # (its status went to the server, which reaps it)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        if self.returncode is None and self.fd is not None:
-            if not select.select([self.fd], [], [], timeout)[0]:
-                raise subprocess.TimeoutExpired("trusted worker", timeout or 0.0)
-            self.returncode = -1
-        return -1 if self.returncode is None else self.returncode
-
-    def kill(self) -> None:
-        if self.fd is not None and self.returncode is None:
-            try:
-                signal.pidfd_send_signal(self.fd, signal.SIGKILL)
-            except OSError:
-                pass
-
-    def __del__(self) -> None:
-        if getattr(self, "fd", None) is not None:
-            os.close(self.fd)
-            self.fd = None
 
 
 class ForkServer:
@@ -89,7 +52,7 @@ class ForkServer:
                                          stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=KIT_ROOT, env=env)
         theirs.close()
 
-    def spawn(self, conn_fd: int, log_fd: int, timeout: float = 300.0) -> ForkedWorker | None:
+    def spawn(self, conn_fd: int, log_fd: int, timeout: float = 300.0) -> NotOurChild | None:
         """A worker serving on `conn_fd`, writing to `log_fd`; None when the server cannot make one
         (then it is not asked again: `broken` says why)."""
         if self.broken:
@@ -112,7 +75,7 @@ class ForkServer:
         if not isinstance(answer.get("pid"), int):
             self.broken = str(answer.get("error", answer))
             return None
-        return ForkedWorker(answer["pid"])
+        return NotOurChild(answer["pid"])
 
     def close(self) -> None:
         try:

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -158,7 +159,7 @@ class Zygote:
             raise ZygoteError("the zygote's process was not found")
         self.host_pid = host_pid
         if mother is not None:
-            self.proc = _Adopted(host_pid)
+            self.proc = NotOurChild(host_pid)
         self.ctl.settimeout(None)
         self.reader = threading.Thread(target=self._read, name="zygote-reader", daemon=True)
         self.reader.start()
@@ -250,7 +251,7 @@ class Zygote:
             self.ctl.close()
         except OSError:
             pass
-        if isinstance(self.proc, _Adopted):
+        if isinstance(self.proc, NotOurChild):
             self.proc.kill()  # not its process group: that is the mother's, shared by the batch
         elif self.proc is not None:
             try:
@@ -265,37 +266,44 @@ class Zygote:
         self.log.close()
 
 
-class _Adopted:
-    """A zygote the mother forked (the mother's child, not ours): its handle by pidfd.  Its
-    sandboxes die with it (their parent-death signal)."""
+class NotOurChild:
+    """A process another one forked (so not ours to wait for), with the parts of `subprocess.Popen`
+    its users need, by pidfd: a zygote the mother forked (its sandboxes die with it, by their
+    parent-death signal), a trusted worker the fork-server forked.  Its exit status went to its
+    parent: `returncode` is -1 once it has ended."""
 
     def __init__(self, pid: int):
         self.pid = pid
+        self.returncode: int | None = None
         try:
             self.fd: int | None = os.pidfd_open(pid)
-        except OSError:
+        except OSError:  # already gone
             self.fd = None
+            self.returncode = -1
 
     def poll(self) -> int | None:
-        if self.fd is None:
-            return -1
-        import select
-
-        return -1 if select.select([self.fd], [], [], 0)[0] else None
+        if self.returncode is None and self.fd is not None and select.select([self.fd], [], [], 0)[0]:
+            self.returncode = -1
+        return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        import select
-
-        if self.fd is not None and not select.select([self.fd], [], [], timeout)[0]:
-            raise subprocess.TimeoutExpired("zygote", timeout or 0.0)
+        if self.returncode is None and self.fd is not None:
+            if not select.select([self.fd], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout or 0.0)
+            self.returncode = -1
         return -1
 
     def kill(self) -> None:
-        if self.fd is not None:
+        if self.fd is not None and self.returncode is None:
             try:
                 signal.pidfd_send_signal(self.fd, signal.SIGKILL)
             except OSError:
                 pass
+
+    def __del__(self) -> None:
+        if getattr(self, "fd", None) is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 class Mother:

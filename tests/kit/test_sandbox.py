@@ -521,7 +521,7 @@ def zygote_origin(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
         yield request.param
         if mother is not None:  # the zygote did come from the mother: its child, sharing its inbox
             made = list(zygote._zygotes.values())
-            assert made and all(not z.owns_inbox and isinstance(z.proc, zygote._Adopted) for z in made), made
+            assert made and all(not z.owns_inbox and isinstance(z.proc, zygote.NotOurChild) for z in made), made
             assert all(z.inbox == mother.inbox for z in made)
     finally:
         reset()
