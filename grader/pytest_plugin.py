@@ -166,6 +166,15 @@ def describe_failure(excinfo: pytest.ExceptionInfo[BaseException]) -> tuple[str,
     return "failed", f"{type(exc).__name__}: {str(exc)[:400]}"
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """A graded hypothesis test runs its examples from the first run in this process
+    (`grader.replay`: a grading worker grades many submissions; the same examples, drawn once)."""
+    from grader import replay
+
+    return replay.pyfunc_call(pyfuncitem)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     """While a graded test runs, `grader.figures.attach` stores its pictures' data in its record.

@@ -47,6 +47,10 @@ class Student:
     def __init__(self, backend: Backend, target_label: str):
         self.backend = backend
         self.target = target_label
+        # the submission's files, read once: the staged folder does not change while its tests run
+        # (the sandbox sees it read-only), and a suite asks for the same sources ~200 times
+        self._texts: dict[str, str | None] = {}
+        self._all: dict[str, bytes] | None = None
 
     # -- behaviour ---------------------------------------------------------------------------
     def outcome(self, probe: str, **kwargs: Any) -> Any | ErrorData:
@@ -90,7 +94,9 @@ class Student:
 
     # -- source (read, never run) -------------------------------------------------------------
     def source(self, module: str) -> str:
-        text = self.backend.source(module)
+        if module not in self._texts:
+            self._texts[module] = self.backend.source(module)
+        text = self._texts[module]
         if text is None:
             raise NotAttempted(module, detail=f"{module}.py is missing")
         return text
@@ -116,7 +122,9 @@ class Student:
         the dynamic lookups found there (`grader.static.build_scope`).  A stub counts as not
         attempted."""
         self.function(module, qualname)  # not attempted / missing / unparsable, as for one def
-        sources = static.read_sources(self.backend.folder)
+        if self._all is None:
+            self._all = static.read_sources(self.backend.folder)
+        sources = self._all
         try:
             return static.build_scope(sources, module, qualname)
         except SyntaxError as exc:

@@ -112,3 +112,103 @@ def test_cached_expected_values_change_no_verdict():
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     result = json.loads([ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
     assert result["codes"] == [0, 0] and all(n > 0 for n in result["cached"]), result
+
+
+PROPERTY_TEST = textwrap.dedent("""
+    from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+
+    SEEN = []  # (run, example) for every call of the body
+    RUN = [0]
+    FAIL = [None]  # (run, n): the n-th example of that run fails
+
+    def body(xs):
+        SEEN.append((RUN[0], list(xs)))
+        xs.append(-1)  # a test that changes its example changes nothing for the next run
+        if FAIL[0] == (RUN[0], sum(run == RUN[0] for run, _ in SEEN)):
+            raise AssertionError("the third example is wrong")
+
+    @settings(derandomize=True, max_examples=6, deadline=None, database=None,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(xs=st.lists(st.integers(0, 9), min_size=1))
+    def test_replayed(xs):
+        body(xs)
+
+    @settings(derandomize=True, max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(xs=st.lists(st.integers(0, 9), min_size=1))
+    def test_shrinks(xs):  # a shrink phase: a failure's report depends on the code, so never replayed
+        body(xs)
+""")
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_property_examples_drawn_once_per_process(tmp_path: Path, check: bool):
+    """grader.replay: a derandomized, unshrunk @given test runs the examples of its first (passing)
+    run in this process; the next runs call the body with the same examples in the same order
+    (unchanged by what the body did to them) and fail at the same example, without drawing.  With
+    KIT_CHECK_REFERENCE=1 every run draws, and the drawn examples must equal the recorded ones."""
+    (tmp_path / "test_prop.py").write_text(PROPERTY_TEST)
+    script = textwrap.dedent(f"""
+        import json, sys, pytest
+        sys.path.insert(0, {str(tmp_path)!r})
+        from hypothesis import core
+        engines = []
+        run_engine = core.StateForActualGivenExecution.run_engine
+        def counted(self, *a, **k):
+            engines.append(self.test.__name__)
+            return run_engine(self, *a, **k)
+        core.StateForActualGivenExecution.run_engine = counted
+        import test_prop
+        test_prop.FAIL[0] = (2, 3)
+        codes = []
+        for run in range(3):
+            test_prop.RUN[0] = run
+            codes.append(int(pytest.main([{str(tmp_path / "test_prop.py")!r}, "-q", "-p", "no:cacheprovider",
+                                          "-p", "grader.pytest_plugin", "-k", "replayed"])))
+        print("RESULT", json.dumps({{"codes": codes, "engines": engines, "seen": test_prop.SEEN}}))
+    """)
+    env = dict(os.environ, KIT_CHECK_REFERENCE="1" if check else "0")
+    out = subprocess.run([sys.executable, "-c", script], cwd=KIT_ROOT, capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    result = json.loads([ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
+    runs = [[xs for run, xs in result["seen"] if run == r] for r in range(3)]
+    assert result["codes"] == [0, 0, 1]
+    assert len(runs[0]) >= 4 and runs[1] == runs[0] and runs[2][:3] == runs[0][:3]
+    assert all(-1 not in xs for xs in runs[0]), "examples are recorded before the body changes them"
+    assert result["engines"] == ["test_replayed"] * (3 if check else 1)
+
+
+def test_property_tests_with_a_shrink_phase_are_never_replayed(tmp_path: Path):
+    (tmp_path / "test_prop.py").write_text(PROPERTY_TEST)
+    script = textwrap.dedent(f"""
+        import sys, pytest
+        sys.path.insert(0, {str(tmp_path)!r})
+        from grader import replay
+        codes = [int(pytest.main([{str(tmp_path / "test_prop.py")!r}, "-q", "-p", "no:cacheprovider",
+                                  "-p", "grader.pytest_plugin", "-k", "shrinks"])) for _ in range(2)]
+        print("RESULT", codes, sorted(replay._recorded))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=KIT_ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "RESULT [0, 0] []" in out.stdout
+
+
+def test_replay_check_mode_catches_other_examples(tmp_path: Path):
+    """KIT_CHECK_REFERENCE=1 compares what hypothesis draws with the recorded examples: a record
+    that differs (here, altered by hand) fails the test instead of passing unnoticed."""
+    (tmp_path / "test_prop.py").write_text(PROPERTY_TEST)
+    script = textwrap.dedent(f"""
+        import sys, pytest
+        sys.path.insert(0, {str(tmp_path)!r})
+        from grader import replay
+        args = [{str(tmp_path / "test_prop.py")!r}, "-q", "-p", "no:cacheprovider", "-p", "grader.pytest_plugin",
+                "-k", "replayed"]
+        first = int(pytest.main(args))
+        [examples] = replay._recorded.values()
+        examples[0]["xs"] = [42]
+        print("RESULT", first, int(pytest.main(args)))
+    """)
+    env = dict(os.environ, KIT_CHECK_REFERENCE="1")
+    out = subprocess.run([sys.executable, "-c", script], cwd=KIT_ROOT, capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert "RESULT 0 1" in out.stdout and "hypothesis drew other examples" in out.stdout, out.stdout[-3000:]

@@ -40,7 +40,6 @@ does not ship to students):
 
 from __future__ import annotations
 
-import ast
 
 import pytest
 import torch
@@ -48,7 +47,7 @@ import torch
 from grader import figures
 from grader.expect import assert_equal, assert_type
 from grader.reference import reference
-from tests.probes._optimizers_rules import torch_optim_uses
+from tests.probes._optimizers_rules import torch_optim_uses_in
 from tests.probes._optimizers_setup import make_parameters, names, run, state_census, train_a_little
 
 EXACT, ADAPTIVE = "exact", "adaptive"
@@ -142,7 +141,7 @@ def check_rules(student, name: str, reached: list[str]) -> None:
     reach, the module-level code: `student.scope`), and watched at run time (a tripwire on every
     torch.optim update function, around every step() call of the runs above)."""
     scope = student.scope("optimizers", name)
-    hits = sorted(set(torch_optim_uses(ast.Module(body=list(scope.nodes), type_ignores=[]))) | set(scope.breaches))
+    hits = sorted(set(torch_optim_uses_in(scope.nodes)) | set(scope.breaches))
     assert not hits, (f"{name} behaves like torch.optim.{TORCH_NAME[name]}, but the code it runs "
                       f"({', '.join(scope.files)}) uses torch.optim beyond the Optimizer base class, or a dynamic "
                       "lookup that could hide such a use: " + "; ".join(hits))
