@@ -95,14 +95,18 @@ def test_reference_check_mode_catches_a_nondeterministic_function(monkeypatch):
 
 def test_cached_expected_values_change_no_verdict():
     """As a grading worker does: the suites twice in one process on the solutions, the second
-    time from the cache, each cached value recomputed and compared (KIT_CHECK_REFERENCE=1)."""
-    files = [f"tests/public/test_{m}.py" for m in ("optimizers", "flops", "checkpointing")]
+    time from the cache, each cached value recomputed and compared, and each property test's
+    examples drawn again and compared with the recorded ones (KIT_CHECK_REFERENCE=1)."""
+    files = [f"tests/public/test_{m}.py" for m in ("optimizers", "flops", "checkpointing")] + [
+        "tests/hidden/test_views.py", "tests/hidden/test_memory.py"]  # (their @given tests: grader.replay)
     script = textwrap.dedent(f"""
         import json, sys, pytest
         codes = [pytest.main([*{files!r}, "-q", "-p", "no:cacheprovider", "--target=solutions"]) for _ in range(2)]
         from tests.public import test_optimizers, test_flops, test_checkpointing
         hits = [len(f.cache) for f in (test_optimizers.torch_trajectory, test_flops.expected_flop_count,
                                         test_checkpointing.uninterrupted)]
+        from grader import replay
+        hits.append(len(replay._recorded))
         print("RESULT", json.dumps({{"codes": codes, "cached": hits}}))
         sys.exit(max(codes))
     """)
