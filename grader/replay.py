@@ -7,15 +7,18 @@ phase nothing the code under test does changes what is drawn -- only a failure e
 early.  Drawing them costs ~0.1 s of trusted CPU per test and submission, so a grading worker
 (`grader grade` runs many submissions in one process) draws them once:
 
-* a test's first run in a process goes through hypothesis as always, and its examples are
-  recorded (deep copies, before the test body sees them) if every one of them passed;
-* a later run calls the test's body with those examples, in the same order (fresh deep copies).
-  The first one that fails fails the test with its own exception, as hypothesis would report it
-  (it stops at the first failure: nothing is shrunk), so verdicts and messages are unchanged;
+* a test's runs in a process go through hypothesis as always until two passing runs drew the
+  same examples (recorded as deep copies, before the test body sees them): one submission's run
+  alone never decides what the next submissions are tested on.  Runs that disagree (which a
+  derandomized, unshrunk test cannot do) stop the replay of that test in this process;
+* from then on a run calls the test's body with those examples, in the same order (fresh deep
+  copies).  The first one that fails fails the test with its own exception, as hypothesis would
+  report it (it stops at the first failure: nothing is shrunk), so verdicts and messages are
+  unchanged;
 * only tests whose settings make this exact (derandomize, no shrink phase, no database) and
   whose examples are plain data are replayed; anything else always runs through hypothesis;
 * with ``KIT_CHECK_REFERENCE=1`` nothing is replayed: every run goes through hypothesis and its
-  examples are compared with the recorded ones (the kit's self-test proves them the same).
+  examples must equal the recorded ones, or the test fails (the kit's self-test proves them the same).
 
 Like `grader.reference`, this is trusted data in the trusted process: the examples are the
 tests' own inputs, never anything a submission produced, and nothing of one submission's run is
@@ -35,6 +38,10 @@ from grader.reference import _plain, _same
 
 #: node id -> the keyword arguments hypothesis drew, in the order it ran them
 _recorded: dict[str, list[dict[str, Any]]] = {}
+#: node ids whose recorded examples a second passing run drew again (replayed from then on)
+_confirmed: set[str] = set()
+#: node ids never replayed in this process (two passing runs drew different examples)
+_refused: set[str] = set()
 
 
 class ReplayMismatch(AssertionError):
@@ -60,17 +67,32 @@ def pyfunc_call(item: pytest.Function) -> bool | None:
     given = set(function.hypothesis._given_kwargs)
     fixtures = {name: item.funcargs[name] for name in item._fixtureinfo.argnames if name not in given}
     check = os.environ.get("KIT_CHECK_REFERENCE") == "1"
-    examples = _recorded.get(item.nodeid)
-    if examples is not None and not check:
-        for example in examples:
+    if item.nodeid in _confirmed and not check:
+        for example in _recorded[item.nodeid]:
             function.hypothesis.inner_test(**fixtures, **copy.deepcopy(example))
         return True
-    _record(item, function, given, fixtures, examples)
+    if item.nodeid in _refused:
+        function(**fixtures)
+        return True
+    drawn = _record(function, given, fixtures)
+    if drawn is None:  # (it failed, or an example was not plain data: nothing to learn from this run)
+        return True
+    earlier = _recorded.get(item.nodeid)
+    if earlier is None:
+        _recorded[item.nodeid] = drawn
+    elif len(earlier) == len(drawn) and all(_same(a, b) for a, b in zip(earlier, drawn)):
+        _confirmed.add(item.nodeid)
+    else:
+        _refused.add(item.nodeid)
+        _confirmed.discard(item.nodeid)
+        if check:
+            raise ReplayMismatch(f"{item.nodeid}: hypothesis drew other examples than on an earlier run: "
+                                 "they cannot be replayed")
     return True
 
 
-def _record(item: pytest.Function, function: Any, given: set[str], fixtures: dict[str, Any],
-            earlier: list[dict[str, Any]] | None) -> None:
+def _record(function: Any, given: set[str], fixtures: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Run the test through hypothesis; the examples it drew, if it passed and all were plain data."""
     inner = function.hypothesis.inner_test
     drawn: list[dict[str, Any]] = []
     exact = [True]  # every example plain data, and every call returned (none rejected by assume())
@@ -88,20 +110,13 @@ def _record(item: pytest.Function, function: Any, given: set[str], fixtures: dic
 
     if not _same_seed(recording, inner):  # (a hypothesis that seeds otherwise: run it as it is)
         function(**fixtures)
-        return
+        return None
     function.hypothesis.inner_test = recording
     try:
         function(**fixtures)  # raises on the first failing example, as without replay
     finally:
         function.hypothesis.inner_test = inner
-    if not exact[0]:
-        return
-    if earlier is not None:
-        if not (len(earlier) == len(drawn) and all(_same(a, b) for a, b in zip(earlier, drawn))):
-            raise ReplayMismatch(f"{item.nodeid}: hypothesis drew other examples than on its first run: "
-                                 "they cannot be replayed")
-        return
-    _recorded[item.nodeid] = drawn
+    return drawn if exact[0] else None
 
 
 def _same_seed(wrapper: Any, inner: Any) -> bool:

@@ -146,9 +146,9 @@ PROPERTY_TEST = textwrap.dedent("""
 
 @pytest.mark.parametrize("check", [False, True])
 def test_property_examples_drawn_once_per_process(tmp_path: Path, check: bool):
-    """grader.replay: a derandomized, unshrunk @given test runs the examples of its first (passing)
-    run in this process; the next runs call the body with the same examples in the same order
-    (unchanged by what the body did to them) and fail at the same example, without drawing.  With
+    """grader.replay: once two passing runs of a derandomized, unshrunk @given test drew the same
+    examples in this process, the next runs call the body with them in the same order (unchanged
+    by what the body did to them) and fail at the same example, without drawing.  With
     KIT_CHECK_REFERENCE=1 every run draws, and the drawn examples must equal the recorded ones."""
     (tmp_path / "test_prop.py").write_text(PROPERTY_TEST)
     script = textwrap.dedent(f"""
@@ -162,9 +162,9 @@ def test_property_examples_drawn_once_per_process(tmp_path: Path, check: bool):
             return run_engine(self, *a, **k)
         core.StateForActualGivenExecution.run_engine = counted
         import test_prop
-        test_prop.FAIL[0] = (2, 3)
+        test_prop.FAIL[0] = (3, 3)
         codes = []
-        for run in range(3):
+        for run in range(4):
             test_prop.RUN[0] = run
             codes.append(int(pytest.main([{str(tmp_path / "test_prop.py")!r}, "-q", "-p", "no:cacheprovider",
                                           "-p", "grader.pytest_plugin", "-k", "replayed"])))
@@ -175,11 +175,12 @@ def test_property_examples_drawn_once_per_process(tmp_path: Path, check: bool):
                          timeout=300, env=env)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     result = json.loads([ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
-    runs = [[xs for run, xs in result["seen"] if run == r] for r in range(3)]
-    assert result["codes"] == [0, 0, 1]
-    assert len(runs[0]) >= 4 and runs[1] == runs[0] and runs[2][:3] == runs[0][:3]
+    runs = [[xs for run, xs in result["seen"] if run == r] for r in range(4)]
+    assert result["codes"] == [0, 0, 0, 1]
+    assert len(runs[0]) >= 4 and runs[2] == runs[1] == runs[0] and runs[3][:3] == runs[0][:3]
     assert all(-1 not in xs for xs in runs[0]), "examples are recorded before the body changes them"
-    assert result["engines"] == ["test_replayed"] * (3 if check else 1)
+    # drawn twice (a second passing run confirms the first: one submission never decides alone), then replayed
+    assert result["engines"] == ["test_replayed"] * (4 if check else 2)
 
 
 def test_property_tests_with_a_shrink_phase_are_never_replayed(tmp_path: Path):
@@ -197,22 +198,29 @@ def test_property_tests_with_a_shrink_phase_are_never_replayed(tmp_path: Path):
     assert "RESULT [0, 0] []" in out.stdout
 
 
-def test_replay_check_mode_catches_other_examples(tmp_path: Path):
-    """KIT_CHECK_REFERENCE=1 compares what hypothesis draws with the recorded examples: a record
-    that differs (here, altered by hand) fails the test instead of passing unnoticed."""
+@pytest.mark.parametrize("check", [False, True])
+def test_replay_refuses_examples_two_runs_disagree_on(tmp_path: Path, check: bool):
+    """A record that a second passing run does not draw again (here, altered by hand) is never
+    replayed: the test keeps going through hypothesis; KIT_CHECK_REFERENCE=1 fails it instead."""
     (tmp_path / "test_prop.py").write_text(PROPERTY_TEST)
     script = textwrap.dedent(f"""
         import sys, pytest
         sys.path.insert(0, {str(tmp_path)!r})
         from grader import replay
+        import test_prop
         args = [{str(tmp_path / "test_prop.py")!r}, "-q", "-p", "no:cacheprovider", "-p", "grader.pytest_plugin",
                 "-k", "replayed"]
-        first = int(pytest.main(args))
+        codes = [int(pytest.main(args))]
         [examples] = replay._recorded.values()
         examples[0]["xs"] = [42]
-        print("RESULT", first, int(pytest.main(args)))
+        codes += [int(pytest.main(args)) for _ in range(2)]
+        print("RESULT", codes, len(replay._refused), len(replay._confirmed), [42] in [xs for _, xs in test_prop.SEEN])
     """)
-    env = dict(os.environ, KIT_CHECK_REFERENCE="1")
+    env = dict(os.environ, KIT_CHECK_REFERENCE="1" if check else "0")
     out = subprocess.run([sys.executable, "-c", script], cwd=KIT_ROOT, capture_output=True, text=True,
                          timeout=300, env=env)
-    assert "RESULT 0 1" in out.stdout and "hypothesis drew other examples" in out.stdout, out.stdout[-3000:]
+    if check:
+        assert "RESULT [0, 1, 0] 1 0 False" in out.stdout and "hypothesis drew other examples" in out.stdout, \
+            out.stdout[-3000:]
+    else:
+        assert "RESULT [0, 0, 0] 1 0 False" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]

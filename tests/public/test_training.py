@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from grader.expect import assert_close, assert_equal, assert_tensor, assert_type
+from grader.reference import reference as cached
 
 # float32 training of the same model with another (correct) optimizer implementation or
 # another spelling of the forward pass differs only by rounding: a few ulps per step, which
@@ -75,8 +76,15 @@ def run(student, dim, num_layers, batch, steps, optimizer="sgd", lr=0.01, seed=0
     init, w_true = make_init(dim, num_layers, seed), make_target(dim, seed)
     got = student.probe("training.run", init=init, w_true=w_true, dim=dim, num_layers=num_layers, batch=batch,
                         steps=steps, optimizer=optimizer, lr=lr, seed=seed, mixed_precision=mixed_precision)
-    want, state = reference(init, w_true, batch, steps, optimizer, lr, seed, autocast=mixed_precision)
+    want, state = reference_run(dim, num_layers, batch, steps, optimizer, lr, seed, mixed_precision)
     return got, want, state
+
+
+@cached  # plain arguments: the reference loop on make_init/make_target's weights, once per grading worker
+def reference_run(dim, num_layers, batch, steps, optimizer="sgd", lr=0.01, seed=0, autocast=False):
+    with torch.random.fork_rng(devices=[]):  # (the loop seeds the global generator: leave it as it was)
+        return reference(make_init(dim, num_layers, seed), make_target(dim, seed), batch, steps, optimizer, lr,
+                         seed, autocast=autocast)
 
 
 @pytest.mark.points(2)
@@ -142,11 +150,13 @@ def test_train_rejects_bad_arguments(student):
     student.raises("training.bad_steps", "ValueError", num_steps=3, checkpoint_every=-2)
 
 
+@cached  # the counts depend on the shapes only: computed once per grading worker
 def measured_step_flops(batch: int, dim: int, num_layers: int) -> dict[str, int]:
     """One real training step of a deep linear model of torch ops, counted by FlopCounterMode."""
-    ws = [torch.randn(dim, dim, requires_grad=True) for _ in range(num_layers)]
-    wf = torch.randn(dim, 1, requires_grad=True)
-    x, y = torch.randn(batch, dim), torch.randn(batch)
+    g = torch.Generator().manual_seed(0)  # (the values do not matter: the counts depend on the shapes)
+    ws = [torch.randn(dim, dim, generator=g, requires_grad=True) for _ in range(num_layers)]
+    wf = torch.randn(dim, 1, generator=g, requires_grad=True)
+    x, y = torch.randn(batch, dim, generator=g), torch.randn(batch, generator=g)
     with FlopCounterMode(display=False) as fwd:
         h = x
         for w in ws:
