@@ -12,9 +12,11 @@ early.  Drawing them costs ~0.1 s of trusted CPU per test and submission, so a g
   alone never decides what the next submissions are tested on.  Runs that disagree (which a
   derandomized, unshrunk test cannot do) stop the replay of that test in this process;
 * from then on a run calls the test's body with those examples, in the same order (fresh deep
-  copies).  The first one that fails fails the test with its own exception, as hypothesis would
-  report it (it stops at the first failure: nothing is shrunk), so verdicts and messages are
-  unchanged;
+  copies).  At the first one that fails it does what hypothesis does (it stops at the first
+  failure: nothing is shrunk): it runs that example once more and raises the second run's
+  exception, or FlakyFailure if it passed.  The code under test gets the same calls in the same
+  order either way, so a stateful submission cannot tell the two apart, and verdicts and
+  messages are unchanged;
 * only tests whose settings make this exact (derandomize, no shrink phase, no database) and
   whose examples are plain data are replayed; anything else always runs through hypothesis;
 * with ``KIT_CHECK_REFERENCE=1`` nothing is replayed: every run goes through hypothesis and its
@@ -69,7 +71,7 @@ def pyfunc_call(item: pytest.Function) -> bool | None:
     check = os.environ.get("KIT_CHECK_REFERENCE") == "1"
     if item.nodeid in _confirmed and not check:
         for example in _recorded[item.nodeid]:
-            function.hypothesis.inner_test(**fixtures, **copy.deepcopy(example))
+            _run_example(function.hypothesis.inner_test, fixtures, example)
         return True
     if item.nodeid in _refused:
         function(**fixtures)
@@ -89,6 +91,24 @@ def pyfunc_call(item: pytest.Function) -> bool | None:
             raise ReplayMismatch(f"{item.nodeid}: hypothesis drew other examples than on an earlier run: "
                                  "they cannot be replayed")
     return True
+
+
+def _run_example(test: Any, fixtures: dict[str, Any], example: dict[str, Any]) -> None:
+    """One example, and what hypothesis does when it fails: it runs the failing example once more
+    (its "final" run, which prints it) and raises that run's exception, or FlakyFailure when the
+    second run passed.  So the code under test gets the same calls, in the same order, as under
+    hypothesis, and a failure reads the same."""
+    from hypothesis.core import failure_exceptions_to_catch
+    from hypothesis.errors import FlakyFailure
+
+    try:
+        test(**fixtures, **copy.deepcopy(example))
+    except failure_exceptions_to_catch() as first:  # (others, e.g. a skip, propagate as under hypothesis)
+        test(**fixtures, **copy.deepcopy(example))  # raises the second run's exception
+        from hypothesis.internal.reflection import repr_call
+
+        raise FlakyFailure(f"Hypothesis {repr_call(test, (), {**fixtures, **example})} produces unreliable "
+                           "results: Failed on the first call but did not on a subsequent one", [first]) from None
 
 
 def _record(function: Any, given: set[str], fixtures: dict[str, Any]) -> list[dict[str, Any]] | None:

@@ -167,7 +167,7 @@ def test_property_examples_drawn_once_per_process(tmp_path: Path, check: bool):
         for run in range(4):
             test_prop.RUN[0] = run
             codes.append(int(pytest.main([{str(tmp_path / "test_prop.py")!r}, "-q", "-p", "no:cacheprovider",
-                                          "-p", "grader.pytest_plugin", "-k", "replayed"])))
+                                          "-p", "grader.pytest_plugin", "-k", "replayed", "--tb=short"])))
         print("RESULT", json.dumps({{"codes": codes, "engines": engines, "seen": test_prop.SEEN}}))
     """)
     env = dict(os.environ, KIT_CHECK_REFERENCE="1" if check else "0")
@@ -177,7 +177,11 @@ def test_property_examples_drawn_once_per_process(tmp_path: Path, check: bool):
     result = json.loads([ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
     runs = [[xs for run, xs in result["seen"] if run == r] for r in range(4)]
     assert result["codes"] == [0, 0, 0, 1]
-    assert len(runs[0]) >= 4 and runs[2] == runs[1] == runs[0] and runs[3][:3] == runs[0][:3]
+    assert len(runs[0]) >= 4 and runs[2] == runs[1] == runs[0]
+    # the failing (third) example runs again, as hypothesis's final run does; it passes the second
+    # time here (the body fails only once): FlakyFailure, whether replayed or drawn
+    assert runs[3] == runs[0][:3] + [runs[0][2]]
+    assert "FlakyFailure" in out.stdout and "the third example is wrong" in out.stdout
     assert all(-1 not in xs for xs in runs[0]), "examples are recorded before the body changes them"
     # drawn twice (a second passing run confirms the first: one submission never decides alone), then replayed
     assert result["engines"] == ["test_replayed"] * (4 if check else 2)
