@@ -168,8 +168,8 @@ def describe_failure(excinfo: pytest.ExceptionInfo[BaseException]) -> tuple[str,
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """A graded hypothesis test runs its examples from the first run in this process
-    (`grader.replay`: a grading worker grades many submissions; the same examples, drawn once)."""
+    """A graded hypothesis test replays the examples two earlier passing runs in this process drew
+    (`grader.replay`: a grading worker grades many submissions on the same examples)."""
     from grader import replay
 
     return replay.pyfunc_call(pyfuncitem)

@@ -61,8 +61,8 @@ def _replayable(function: Any) -> bool:
 
 
 def pyfunc_call(item: pytest.Function) -> bool | None:
-    """`pytest_pyfunc_call` for a hypothesis test: True once it ran (from recorded examples),
-    None to let pytest call it as usual (recording its examples)."""
+    """`pytest_pyfunc_call`: None for a test that is not replayable (pytest calls it as usual);
+    otherwise run it here (replayed, or through hypothesis while recording) and return True."""
     function = item.obj
     if not _replayable(function):
         return None

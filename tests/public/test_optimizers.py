@@ -40,7 +40,6 @@ does not ship to students):
 
 from __future__ import annotations
 
-
 import pytest
 import torch
 
