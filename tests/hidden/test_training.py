@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from grader.expect import assert_equal, assert_tensor, assert_type
-from tests.public.test_training import (RTOL, check_losses, make_init, make_target, measured_step_flops,
-                                        reference_run, run)
+from tests.public.test_training import (RTOL, check_checkpoint_calls, check_losses, check_step_flops, make_init,
+                                        make_target, reference_run, run)
+
+
+NAMES = {"sgd": "SGD", "adamw": "AdamW"}
 
 
 @pytest.mark.points(2)
@@ -15,7 +18,8 @@ def test_train_other_runs(student):
     for dim, layers, batch, steps, opt, lr, seed in [(5, 0, 1, 7, "sgd", 0.1, 11), (9, 4, 3, 5, "adamw", 0.003, 12),
                                                      (3, 1, 2, 9, "sgd", 0.2, 13)]:
         got, want, state = run(student, dim, layers, batch, steps, opt, lr, seed)
-        what = f"train(Cruncher({dim}, {layers}), {opt}(lr={lr}), batch {batch}, {steps} steps, seed {seed})"
+        what = f"train(deep linear model ({dim}, {layers} layers), torch.optim.{NAMES[opt]}(lr={lr}), batch {batch}, " \
+               f"{steps} steps, seed {seed})"
         check_losses(got["losses"], want, what, RTOL)
         for key, value in state.items():
             assert_tensor(got["state"][key], value, f"{what}: final {key}", rtol=RTOL, atol=1e-7)
@@ -25,7 +29,7 @@ def test_train_other_runs(student):
     got = student.probe("training.run", init=init, w_true=w_true, dim=dim, num_layers=layers, batch=batch,
                         steps=steps, optimizer="sgd", lr=0.05, seed=seed, stale_grads=True)
     want, _ = reference_run(dim, layers, batch, steps, "sgd", 0.05, seed)
-    what = "train(Cruncher(6, 2), SGD) on a model already holding gradients"
+    what = "train(deep linear model (6, 2 layers), torch.optim.SGD) on a model already holding gradients"
     assert_equal(got["grads_none"], [True] * steps, f"{what}: p.grad is None as each step's forward pass begins")
     check_losses(got["losses"], want, what, RTOL)
 
@@ -43,6 +47,7 @@ def test_train_resume_other_cases(student):
                             resume_every=resume_every)
         what = f"resume (checkpoint every {every}, killed before step {kill}, path as {kind}" + (
             f", resumed with checkpoint_every={resume_every})" if resume_every != every else ")")
+        check_checkpoint_calls(got, what)
         assert_type(got["resumed"], list, what)
         last = kill // every * every
         assert_equal(got["resumed"], got["full"][last:], f"{what}: losses of the resumed steps, bit for bit", kind=list)
@@ -60,9 +65,4 @@ def test_train_resume_other_cases(student):
 @pytest.mark.points(1)
 def test_step_flops_other_shapes(student):
     """step_flops matches FlopCounterMode on a real step for other shapes"""
-    cases = [(1, 1, 0), (7, 3, 5), (4, 32, 1)]
-    got = student.probe("training.step_flops", cases=cases)
-    for (batch, dim, layers), g in zip(cases, got):
-        want = measured_step_flops(batch, dim, layers)
-        for key in ("forward", "backward", "total"):
-            assert_equal(g.get(key), want[key], f"step_flops({batch}, {dim}, {layers})[{key!r}]")
+    check_step_flops(student, [(1, 1, 0), (7, 3, 5), (4, 32, 1)])

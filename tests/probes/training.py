@@ -1,10 +1,15 @@
 """Probes for the `training` module.
 
-The model is the student's own `Cruncher`, loaded with initial weights the trusted side
-chose (so the comparison does not depend on how the student drew them), the optimizer the
-student's own `SGD`/`AdamW`, and the batches come from `_synthetic_batches`: x drawn from
-torch's global generator, y = x @ w_true.  The probes return what the code produced (losses,
-final weights, observations made by hooks), never whether it is right.
+The loop is tested with pieces the trusted side knows (`tests/probes/_training_parts.py`): the
+lecture's deep linear model written with torch ops (Cruncher's state-dict keys), loaded with
+initial weights the trusted side chose, torch.optim's SGD/AdamW, and stand-ins for the
+student's save_checkpoint, load_checkpoint and mixed_precision_step that record how `train`
+called them.  So a bug in another module (or an accepted variant there) costs points in that
+module only.  The batches come from `_synthetic_batches`: x drawn from torch's global generator,
+y = x @ w_true.  The probes return what the code produced (losses, final weights, the calls
+recorded, observations made by hooks), never whether it is right.  The GPU probes (memory,
+MFU) still train the student's own Cruncher with the student's own optimizers: their point is
+the lecture's accounting of those pieces.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import tempfile
 from typing import Any
 
 import torch
+
+from tests.probes._training_parts import kit_model, kit_optimizer, stand_ins
 
 
 class _Killed(Exception):
@@ -51,12 +58,13 @@ def _state(model) -> dict[str, torch.Tensor]:
 
 def run(impl, init, w_true, dim, num_layers, batch, steps, optimizer="sgd", lr=0.01, seed=0,
         mixed_precision=False, device="cpu", stale_grads=False):
-    """Train once without interruption: the losses, the final weights, and whether every
-    gradient was None when each forward pass began (zero_grad(set_to_none=True)).
+    """Train once without interruption: the losses, the final weights, whether every gradient
+    was None when each forward pass began (zero_grad(set_to_none=True)), and the calls made to
+    the stand-ins (`steps` calls of mixed_precision_step when `mixed_precision`).
     `stale_grads`: the model arrives holding gradients of an earlier backward pass (drawn from
     a private generator), which the first step must not add to its own."""
-    model = _model(impl, init, dim, num_layers, device)
-    opt = _optimizer(impl, model, optimizer, lr)
+    model = kit_model(init, dim, num_layers, device)
+    opt = kit_optimizer(model, optimizer, lr)
     if stale_grads:
         g = torch.Generator().manual_seed(12345)
         xs = torch.randn(3, dim, generator=g).to(device)
@@ -65,8 +73,10 @@ def run(impl, init, w_true, dim, num_layers, batch, steps, optimizer="sgd", lr=0
     model.register_forward_pre_hook(lambda m, args: grads_none.append(all(p.grad is None for p in m.parameters())))
     torch.manual_seed(seed)
     get_batch, calls = _synthetic_batches(w_true, batch)
-    losses = impl.training.train(model, opt, get_batch, steps, mixed_precision=mixed_precision, device=device)
-    return {"losses": losses, "state": _state(model), "grads_none": grads_none, "batches": calls["n"]}
+    with stand_ins(impl) as seen:
+        losses = impl.training.train(model, opt, get_batch, steps, mixed_precision=mixed_precision, device=device)
+    return {"losses": losses, "state": _state(model), "grads_none": grads_none, "batches": calls["n"],
+            "calls": seen.log}
 
 
 def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at, optimizer="adamw",
@@ -77,57 +87,78 @@ def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every,
     once more with the same path and checkpoint_every=0 (resume, never save): its losses and
     whether the checkpoint file's bytes stayed the same.  `resume_every`: the resumed call's
     checkpoint_every, if not `every` (the cadence counts the steps done, not this call's steps)."""
-    import pathlib
-
     folder = tempfile.mkdtemp()
+    seen = None
     try:
-        model = _model(impl, init, dim, num_layers)
-        opt = _optimizer(impl, model, optimizer, lr)
-        torch.manual_seed(seed)
-        get_batch, _ = _synthetic_batches(w_true, batch)
-        full = impl.training.train(model, opt, get_batch, steps)
-        full_state = _state(model)
-
-        path: Any = os.path.join(folder, "run.pt")
-        if path_kind == "path":
-            path = pathlib.Path(path)
-        model = _model(impl, init, dim, num_layers)
-        opt = _optimizer(impl, model, optimizer, lr)
-        torch.manual_seed(seed)
-        get_batch, _ = _synthetic_batches(w_true, batch, kill_at=kill_at)
-        killed = None
-        try:
-            impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=every)
-        except _Killed as exc:
-            killed = str(exc)
-        torch.manual_seed(other_seed)  # the new process: other generator state, other weights
-        model = _model(impl, other_init, dim, num_layers)
-        opt = _optimizer(impl, model, optimizer, lr)
-        get_batch, calls = _synthetic_batches(w_true, batch)
-        resumed = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path,
-                                      checkpoint_every=every if resume_every is None else resume_every)
-        out = {"full": full, "full_state": full_state, "killed": killed, "resumed": resumed,
-               "resumed_state": _state(model), "resumed_batches": calls["n"],
-               "files": sorted(os.listdir(folder))}
-        if rerun:
-            with open(path, "rb") as f:
-                before = f.read()
-            torch.manual_seed(other_seed + 1)
-            model = _model(impl, other_init, dim, num_layers)
-            opt = _optimizer(impl, model, optimizer, lr)
-            get_batch, calls = _synthetic_batches(w_true, batch)
-            out["rerun"] = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=0)
-            with open(path, "rb") as f:
-                out["rerun_checkpoint_unchanged"] = f.read() == before
-        return out
+        with stand_ins(impl) as seen:
+            return _resume(impl, folder, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at,
+                           optimizer, lr, seed, other_seed, path_kind, rerun, resume_every, seen)
+    except Exception:
+        if seen is not None and seen.problems:  # the loop used the checkpoint functions wrongly: say how
+            return {"problems": seen.problems, "calls": seen.log}
+        raise
     finally:
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _resume(impl, folder, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at, optimizer, lr,
+            seed, other_seed, path_kind, rerun, resume_every, seen):
+    import pathlib
+
+    model = kit_model(init, dim, num_layers)
+    opt = kit_optimizer(model, optimizer, lr)
+    torch.manual_seed(seed)
+    get_batch, _ = _synthetic_batches(w_true, batch)
+    full = impl.training.train(model, opt, get_batch, steps)
+    full_state = _state(model)
+    uninterrupted_calls = list(seen.log)
+
+    path: Any = os.path.join(folder, "run.pt")
+    if path_kind == "path":
+        path = pathlib.Path(path)
+    model = kit_model(init, dim, num_layers)
+    opt = kit_optimizer(model, optimizer, lr)
+    torch.manual_seed(seed)
+    get_batch, _ = _synthetic_batches(w_true, batch, kill_at=kill_at)
+    killed = None
+    try:
+        impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=every)
+    except _Killed as exc:
+        killed = str(exc)
+    killed_calls = seen.log[len(uninterrupted_calls):]
+    torch.manual_seed(other_seed)  # the new process: other generator state, other weights
+    model = kit_model(other_init, dim, num_layers)
+    opt = kit_optimizer(model, optimizer, lr)
+    get_batch, calls = _synthetic_batches(w_true, batch)
+    resumed = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path,
+                                  checkpoint_every=every if resume_every is None else resume_every)
+    out = {"full": full, "full_state": full_state, "killed": killed, "resumed": resumed,
+           "resumed_state": _state(model), "resumed_batches": calls["n"],
+           "files": sorted(os.listdir(folder)), "calls": {"uninterrupted": uninterrupted_calls,
+                                                          "killed": killed_calls,
+                                                          "resumed": seen.log[len(uninterrupted_calls) + len(killed_calls):]}}
+    if rerun:
+        with open(path, "rb") as f:
+            before = f.read()
+        torch.manual_seed(other_seed + 1)
+        model = kit_model(other_init, dim, num_layers)
+        opt = kit_optimizer(model, optimizer, lr)
+        get_batch, calls = _synthetic_batches(w_true, batch)
+        out["rerun"] = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=0)
+        with open(path, "rb") as f:
+            out["rerun_checkpoint_unchanged"] = f.read() == before
+    return out
+
+
 def step_flops(impl, cases):
     return [impl.training.step_flops(*case) for case in cases]
+
+
+def own_parameter_count(impl, dim, num_layers):
+    """What the submission's cruncher_num_parameters says (step_flops is told to use it for P)."""
+    return impl.cruncher.cruncher_num_parameters(dim, num_layers)
 
 
 def napkin(impl, weights, deliveries, elementwise):
@@ -140,10 +171,11 @@ def napkin(impl, weights, deliveries, elementwise):
 
 
 def bad_steps(impl, num_steps, checkpoint_every):
-    model = impl.cruncher.Cruncher(4, 1)
-    opt = impl.optimizers.SGD(model.parameters(), lr=0.1)
+    model = kit_model({"layers.0.weight": torch.eye(4), "final.weight": torch.ones(4, 1)}, 4, 1)
+    opt = kit_optimizer(model, "sgd", 0.1)
     get_batch, _ = _synthetic_batches(torch.ones(4), 2)
-    return impl.training.train(model, opt, get_batch, num_steps, checkpoint_every=checkpoint_every)
+    with stand_ins(impl):
+        return impl.training.train(model, opt, get_batch, num_steps, checkpoint_every=checkpoint_every)
 
 
 def _warm_up_cublas() -> None:
