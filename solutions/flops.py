@@ -353,7 +353,8 @@ def time_matmul(a: torch.Tensor, b: torch.Tensor, trials: int = 10) -> float:
        tensors are on a CUDA device; on CPU the operation is synchronous and the function
        must work too (without touching ``torch.cuda``).
     3. Time `trials` multiplications with ``time.perf_counter()`` and return the time per
-       multiplication (total over `trials`, or the mean of per-trial times: both are fine).
+       multiplication: the total over `trials`, the mean of per-trial times, or their median
+       (all are fine; not the minimum, which reports the luckiest run, not a typical one).
        Read the clock only around those `trials` multiplications: exactly `trials` of them run
        between your first and last clock reads.
 

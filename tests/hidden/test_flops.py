@@ -178,7 +178,8 @@ def test_count_matmul_flops_more_models(student):
 def test_promised_flop_per_sec_more_devices(student):
     """dense peaks for the other A100 names and the NVL cards; ValueError for unknown GPUs and dtypes"""
     check_peaks(student, [n for n in DATASHEET if n not in ("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3")])
-    for name, dtype in (("cpu", "float32"), ("Tesla V100-SXM2-16GB", "float16"), ("NVIDIA H100 80GB HBM3", "float64")):
+    for name, dtype in (("cpu", "float32"), ("Tesla V100-SXM2-16GB", "float16"), ("NVIDIA H100 80GB HBM3", "float64"),
+                        ("NVIDIA H100 80GB HBM3", "float8_e4m3fn"), ("NVIDIA A100-SXM4-80GB", "float8_e5m2")):
         student.raises("flops.promised_flop_per_sec_one", "ValueError", device_name=name, dtype=dtype)
 
 

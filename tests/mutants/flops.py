@@ -180,6 +180,27 @@ def promised_tf32(device_name, dtype):
     raise ValueError(device_name)
 
 
+@mutant(replaces="get_promised_flop_per_sec", why="gives the bf16/fp16 peak to any float of 16 bits or fewer (float8 included) instead of raising")
+def promised_any_small_float(device_name, dtype):
+    peaks = {"A100": (19.5e12, 312e12), "H100 SXM": (67e12, 989.5e12), "H100 PCIe": (51e12, 756.5e12),
+             "H100 NVL": (60e12, 835.5e12), "H200 SXM": (67e12, 989.5e12), "H200 NVL": (60e12, 835.5e12)}
+    if "A100" in device_name:
+        gpu = "A100"
+    elif "H100" in device_name or "H200" in device_name:
+        form = "PCIe" if "pcie" in device_name.lower() else "NVL" if "NVL" in device_name else "SXM"
+        gpu = f"{'H100' if 'H100' in device_name else 'H200'} {form}"
+        if gpu not in peaks:
+            raise ValueError(device_name)
+    else:
+        raise ValueError(device_name)
+    fp32, half = peaks[gpu]
+    if dtype == torch.float32:
+        return fp32
+    if dtype.is_floating_point and dtype.itemsize <= 2:
+        return half
+    raise ValueError(dtype)
+
+
 @mutant(replaces="get_promised_flop_per_sec", why="falls back to the H100 figure for an unknown GPU instead of raising")
 def promised_no_error(device_name, dtype):
     fp32 = dtype == torch.float32

@@ -126,10 +126,12 @@ def time_matmul_fake_clock(impl, n, trials, ticks, start, cold, seed=0):
     The fake clock starts at `start` and only moves when a matmul runs: `cold` seconds for the
     first one, then the `ticks` in turn (the test chooses them at random per call), so an honest
     "seconds per a @ b, warm-up excluded" is the mean of the ticks of the timed runs.  Returns
-    (seconds, number of matmuls run, [matmuls run at the first clock read, at the last]).  Every
-    clock the student may reasonably read (time.perf_counter/monotonic/time and their _ns forms,
+    (seconds, number of matmuls run, [matmuls run at the first clock read, at the last], calls of
+    torch.cuda.synchronize).  Every clock the
+    student may reasonably read (time.perf_counter/monotonic/time and their _ns forms,
     timeit.default_timer, and names bound with `from time import ...`) is replaced for the
-    duration of the call.
+    duration of the call, and so is torch.cuda.synchronize (counted, never run: the tensors are on
+    the CPU, where the docstring says not to touch torch.cuda).
     """
     a, b = seeded((n, n), seed), seeded((n, n), seed + 1)
     clock, seconds, matmuls, reads = _fake_clock([float(t) for t in ticks], float(start), float(cold))
@@ -150,6 +152,16 @@ def time_matmul_fake_clock(impl, n, trials, ticks, start, cold, seed=0):
     for name, value in list(vars(module).items()):
         if id(value) in originals:
             patch(module, name, originals[id(value)])
+    syncs = [0]
+
+    def synchronize(*args: Any, **kwargs: Any) -> None:
+        syncs[0] += 1
+
+    originals[id(torch.cuda.synchronize)] = synchronize
+    patch(torch.cuda, "synchronize", synchronize)
+    for name, value in list(vars(module).items()):
+        if value is saved[-1][2]:  # `from torch.cuda import synchronize`
+            patch(module, name, synchronize)
     patch(timeit, "default_timer", seconds)
     # timeit's functions bind default_timer as a default argument when timeit is imported
     for fn in (timeit.Timer.__init__, timeit.timeit, timeit.repeat):
@@ -161,7 +173,7 @@ def time_matmul_fake_clock(impl, n, trials, ticks, start, cold, seed=0):
     finally:
         for owner, name, value in reversed(saved):
             setattr(owner, name, value)
-    return [result, matmuls(), list(reads)]
+    return [result, matmuls(), list(reads), syncs[0]]
 
 
 def time_matmul_on_gpu(impl, n, dtype, trials, seed=0):

@@ -89,6 +89,25 @@ def ok_time_per_trial(a, b, trials=10):
     return sum(times) / len(times)
 
 
+@variant(replaces="time_matmul", why="median of per-trial times (statistics.median), synchronising via the tensor's device")
+def ok_time_median(a, b, trials=10):
+    import statistics
+
+    def sync():
+        if a.is_cuda:
+            torch.cuda.synchronize(a.device)
+
+    a @ b
+    sync()
+    times = []
+    for _ in range(trials):
+        t0 = time.perf_counter()
+        a @ b
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 @variant(replaces="time_matmul", why="integer-nanosecond clock (perf_counter_ns), total over trials")
 def ok_time_ns(a, b, trials=10):
     def sync():
