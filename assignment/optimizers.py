@@ -190,8 +190,9 @@ class Adam(torch.optim.Optimizer):
         p ← p − lr · m̂ / (√v̂ + ε)
 
     Do not modify ``p.grad`` itself.  State per parameter: ``self.state[p]`` holds
-    ``"step"`` (t, a Python int), ``"exp_avg"`` (m) and ``"exp_avg_sq"`` (v), tensors shaped
-    like ``p``.  This is ``torch.optim.Adam(params, lr, betas, eps, weight_decay)``.  Because λ
+    ``"step"`` (t: a Python int, or a 0-d tensor as torch.optim keeps it: either is fine),
+    ``"exp_avg"`` (m) and ``"exp_avg_sq"`` (v), tensors shaped like ``p`` (torch.optim's names;
+    other key names work too, the tests check what the state holds, not what it is called).  This is ``torch.optim.Adam(params, lr, betas, eps, weight_decay)``.  Because λ
     goes through the moment estimates, the decay is rescaled by √v̂ like any gradient; that is
     why AdamW (below) exists.
     """
@@ -240,8 +241,8 @@ class AdamW(torch.optim.Optimizer):
     ``α_t = lr · √(1 − β2^t) / (1 − β1^t)``, ``p ← p − α_t · m / (√v + ε)``.
     A parameter whose ``p.grad is None`` is not decayed either.
 
-    State per parameter, as Adam: ``"step"`` (a Python int), ``"exp_avg"``, ``"exp_avg_sq"``:
-    two fp32 tensors shaped like ``p``, i.e. 8 bytes per parameter, the "AdamW = 16 bytes per
+    State per parameter, as Adam: ``"step"`` (a Python int or a 0-d tensor), ``"exp_avg"``,
+    ``"exp_avg_sq"``: two fp32 tensors shaped like ``p``, i.e. 8 bytes per parameter, the "AdamW = 16 bytes per
     parameter" of the memory table (4 param + 4 grad + 8 state).  This is
     ``torch.optim.AdamW(params, lr, betas, eps, weight_decay)``.
     """
@@ -281,9 +282,9 @@ def optimizer_state_bytes(optimizer: torch.optim.Optimizer) -> int:
     Parameters and gradients are not optimizer state and do not count.
 
     Memory table check: after a step of your AdamW on fp32 parameters with N elements in all
-    (every one with a gradient), this is 2 · 4 · N = 8N bytes (the two moments; the Python
-    step counts 0); for torch.optim.AdamW it is 8N + 4 per parameter tensor (its tensor
-    steps).  Plain SGD (no momentum) keeps nothing: 0.  Must work for any
+    (every one with a gradient), this is 2 · 4 · N = 8N bytes (the two moments; a Python int
+    step counts 0, a 0-d tensor step its 4 bytes per parameter tensor); for torch.optim.AdamW
+    it is 8N + 4 per parameter tensor (its tensor steps).  Plain SGD (no momentum) keeps nothing: 0.  Must work for any
     ``torch.optim.Optimizer``, yours or torch's.
 
     Args:

@@ -1177,8 +1177,9 @@ def brk_adamw_eps_attribute(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
 
 
 # Breaking pass 3 (session 5): written from the handout, the stubs and the solution only; the ones the
-# suite missed (all-zero gradients skipped, state key names and a tensor step count, momentum >= 1
-# rejected) are caught by the scenario's zero gradients, the state census and the hidden boundary cases.
+# suite missed (all-zero gradients skipped, momentum >= 1 rejected) are caught by the scenario's zero
+# gradients and the hidden boundary cases.  (Its state-key-name and tensor-step-count "bugs" are correct
+# formulations since 0.6: tests/variants/optimizers.py.)
 
 @mutant(replaces="SGD.step", why="skips parameters whose gradient is all zeros (momentum must still carry them)")
 @torch.no_grad()
@@ -1427,34 +1428,6 @@ def bk5_adam_skip_zero_grad(self, closure=None):
     return loss
 
 
-@mutant(replaces="Adam.step", why="step count kept as a float32 0-d tensor (as torch) instead of the Python int asked for")
-@torch.no_grad()
-def bk5_adam_tensor_step(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
-            state = self.state[p]
-            if not state:
-                state["step"] = torch.tensor(0.0)
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t = int(state["step"].item())
-            m, v = state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
-
-
 @mutant(replaces="Adam.step", why="reads weight_decay from self.defaults: a group's own decay is ignored")
 @torch.no_grad()
 def bk5_adam_decay_from_defaults(self, closure=None):
@@ -1475,33 +1448,6 @@ def bk5_adam_decay_from_defaults(self, closure=None):
                 state["exp_avg_sq"] = torch.zeros_like(p)
             state["step"] += 1
             t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
-
-
-@mutant(replaces="Adam.step", why="state keys m / v / t instead of exp_avg / exp_avg_sq / step")
-@torch.no_grad()
-def bk5_adam_state_names(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
-            state = self.state[p]
-            if not state:
-                state["t"] = 0
-                state["m"] = torch.zeros_like(p)
-                state["v"] = torch.zeros_like(p)
-            state["t"] += 1
-            t, m, v = state["t"], state["m"], state["v"]
             m.mul_(beta1).add_(g, alpha=1.0 - beta1)
             v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
             denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)

@@ -163,8 +163,9 @@ def run(make_optimizer: Callable[[list[dict[str, Any]]], torch.optim.Optimizer],
 
 def state_census(optimizer: torch.optim.Optimizer, params: dict[str, torch.Tensor]) -> dict[str, Any]:
     """What the optimizer keeps, per parameter name: tensor bytes, bytes of tensors shaped like
-    the parameter, the number of other (scalar-like) tensors and the state's keys; counted by the
-    kit, not the student."""
+    the parameter, the number of other (scalar-like) tensors, the bytes of its 0-d tensors that
+    are not shaped like the parameter (a step count kept as a tensor, as torch.optim does) and
+    the state's keys; counted by the kit, not the student."""
     census = {}
     for name, p in params.items():
         state = optimizer.state.get(p, {})
@@ -174,6 +175,8 @@ def state_census(optimizer: torch.optim.Optimizer, params: dict[str, torch.Tenso
             "param_shaped_bytes": sum(t.numel() * t.element_size() for t in tensors if t.shape == p.shape),
             "param_shaped_count": sum(1 for t in tensors if t.shape == p.shape),
             "other_tensors": sum(1 for t in tensors if t.shape != p.shape),
+            "scalar_tensors": sum(1 for t in tensors if t.dim() == 0 and t.shape != p.shape),
+            "scalar_bytes": sum(t.element_size() for t in tensors if t.dim() == 0 and t.shape != p.shape),
             "keys": sorted(str(k) for k in state),
         }
     return census

@@ -194,3 +194,58 @@ def bk5_state_bytes_storage(optimizer):
             if torch.is_tensor(v):
                 total += v.untyped_storage().nbytes()
     return int(total)
+
+
+@variant(replaces="Adam.step", why="step count kept as a float32 0-d tensor, as torch.optim keeps it")
+@torch.no_grad()
+def ok_adam_tensor_step(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["step"] = torch.tensor(0.0)
+                state["exp_avg"] = torch.zeros_like(p)
+                state["exp_avg_sq"] = torch.zeros_like(p)
+            state["step"] += 1
+            t = int(state["step"].item())
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
+
+
+@variant(replaces="Adam.step", why="state under its own key names m / v / t (not torch.optim's)")
+@torch.no_grad()
+def ok_adam_state_names(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
+            state = self.state[p]
+            if not state:
+                state["t"] = 0
+                state["m"] = torch.zeros_like(p)
+                state["v"] = torch.zeros_like(p)
+            state["t"] += 1
+            t, m, v = state["t"], state["m"], state["v"]
+            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
+    return loss
