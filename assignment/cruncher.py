@@ -69,7 +69,8 @@ class Cruncher(nn.Module):
     Attributes (their names are the state-dict keys, which checkpoints and the tests rely on):
 
     * ``layers``: an ``nn.ModuleList`` of `num_layers` ``Linear(dim, dim)``, each a layer of its
-      own (drawn separately, not one layer repeated);
+      own (drawn separately, not one layer repeated); an ``nn.Sequential`` of them works too
+      (the same state-dict keys), as long as ``forward`` still applies ``final`` after it;
     * ``final``: a ``Linear(dim, 1)``.
 
     So ``Cruncher(64, 2).state_dict()`` has exactly the keys ``layers.0.weight`` (64 × 64 =

@@ -182,7 +182,8 @@ def weight_bytes(rows: int, cols: int, dtype: torch.dtype) -> int:
     not in GB (10⁹ bytes, 2.4 GB).
 
     Use the element size torch reports for `dtype` (``torch.empty((), dtype=dtype).element_size()``
-    or ``dtype.itemsize``): float32 4, bfloat16 2, float8 1.
+    or ``dtype.itemsize``): float32 4, bfloat16 2, float8 1, int64 8, int8 1, bool 1.  Any dtype
+    works, integer and bool ones included (they have no ``torch.finfo``).
 
     Returns:
         An ``int``.

@@ -67,3 +67,10 @@ def count_prod(model):
 def memory_via_bytes_per_parameter(batch, dim, num_layers, optimizer="adagrad"):
     from .memory import bytes_per_parameter
     return cruncher_num_parameters(dim, num_layers) * bytes_per_parameter(optimizer) + 4 * batch * dim * num_layers
+
+
+@variant(replaces="Cruncher.__init__", why="layers as an nn.Sequential of the Linear layers (the same state-dict keys)")
+def ok_cruncher_sequential(self, dim, num_layers):
+    super().__init__()
+    self.layers = nn.Sequential(*[Linear(dim, dim) for _ in range(num_layers)])
+    self.final = Linear(dim, 1)
