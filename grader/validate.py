@@ -3,7 +3,9 @@
 1. every graded test passes on `solutions/` (GPU tests may be pending without CUDA);
 2. every graded test fails on the stubs, reported "not attempted";
 3. every mutant in `tests/mutants/` is caught by at least one graded test of its module;
-4. every correct variant in `tests/variants/` passes every graded test of its module.
+4. every correct variant in `tests/variants/` passes every graded test of its module, and of every
+   module that uses it (`dependents`: a correct variant of one module must not cost points in
+   another, e.g. AdamW's decay after the update in training).
 """
 
 from __future__ import annotations
@@ -39,9 +41,28 @@ class Validation:
         return not (self.solution_failures or self.stub_failures or self.survivors or self.rejected_variants)
 
 
-def grade_targets(targets: list[tuple[Path, str]], jobs: int, *, maxfail: bool = False,
+def dependents(module: str, modules: tuple[str, ...] = MODULES) -> tuple[str, ...]:
+    """The other modules whose graded tests can reach `module`'s code: their reference solution
+    imports it (``from .checkpointing import ...``), or their probes call it (``impl.optimizers``)."""
+    import re
+
+    found = []
+    for other in modules:
+        if other == module:
+            continue
+        solution = KIT_ROOT / "solutions" / f"{other}.py"
+        probes = KIT_ROOT / "tests" / "probes" / f"{other}.py"
+        text = "".join(p.read_text() for p in (solution, probes) if p.exists())
+        if re.search(rf"^\s*from \.{module} import|^\s*from \. import .*\b{module}\b|\bimpl\.{module}\b", text,
+                     re.MULTILINE):
+            found.append(other)
+    return tuple(found)
+
+
+def grade_targets(targets: list[tuple[Path, str | tuple[str, ...]]], jobs: int, *, maxfail: bool = False,
                   report_dir: Path | None = None) -> list[list[dict]]:
-    """Grade each implementation folder with its module's graded tests; the records of each run.
+    """Grade each implementation folder with its module's graded tests (or the tests of several
+    modules: a tuple); the records of each run.
 
     The runs go through `grader.forkrun`: one process imports torch and the tests once and
     forks a fresh child per run (isolated, and several times faster than a new interpreter).
@@ -54,10 +75,10 @@ def grade_targets(targets: list[tuple[Path, str]], jobs: int, *, maxfail: bool =
     with tempfile.TemporaryDirectory(prefix="kit-runs-") as tmp:
         folder = Path(report_dir or tmp)
         runs, reports = [], []
-        for i, (target, module) in enumerate(targets):
+        for i, (target, modules) in enumerate(targets):
             report = folder / f"run{i}.json"
             reports.append(report)
-            runs.append({"args": [*test_files((module,)), f"--target={target}", f"--kit-report={report}", "-q",
+            runs.append({"args": [*test_files((modules,) if isinstance(modules, str) else modules), f"--target={target}", f"--kit-report={report}", "-q",
                                   "-p", "no:cacheprovider", *(["--maxfail=1"] if maxfail else []),
                                   "--continue-on-collection-errors",
                                   # pass-or-fail needs no assertion rewriting (the parent's import is reused)
@@ -68,16 +89,34 @@ def grade_targets(targets: list[tuple[Path, str]], jobs: int, *, maxfail: bool =
         return [json.loads(r.read_text())["tests"] if r.exists() else [] for r in reports]
 
 
-def _fork_runs(items: list[Mutant], tmp: Path, jobs: int, prefix: str, maxfail: bool) -> list[list[dict]]:
-    """Each mutant or variant applied to a copy of the solutions, graded by its module's tests."""
-    targets = [(build_target(m, tmp / f"{prefix}{i}"), m.module) for i, m in enumerate(items)]
-    return grade_targets(targets, jobs, maxfail=maxfail)
+def _fork_runs(items: list[Mutant], tmp: Path, jobs: int, prefix: str, maxfail: bool,
+               users: bool = False) -> list[list[dict] | str]:
+    """Each mutant or variant applied to a copy of the solutions, graded by its module's tests
+    (`users`: and by the tests of the modules that use it); for one that cannot be applied (an
+    edit whose old text the reference no longer holds), why, instead of its records."""
+    targets, out, where = [], [], []
+    for i, m in enumerate(items):
+        try:
+            target = build_target(m, tmp / f"{prefix}{i}")
+        except LookupError as exc:
+            out.append(str(exc))
+            continue
+        where.append(len(out))
+        out.append([])
+        targets.append((target, (m.module, *dependents(m.module)) if users else m.module))
+    for index, records in zip(where, grade_targets(targets, jobs, maxfail=maxfail)):
+        out[index] = records
+    return out
 
 
 def run_variants(variants: list[Mutant], tmp: Path, jobs: int, result: "Validation") -> int:
-    """Every correct variant must pass every graded test of its module; the number that do."""
+    """Every correct variant must pass every graded test of its module and of the modules that use
+    it (`dependents`); the number that do."""
     accepted = 0
-    for v, records in zip(variants, _fork_runs(variants, tmp, jobs, "variant", maxfail=False)):
+    for v, records in zip(variants, _fork_runs(variants, tmp, jobs, "variant", maxfail=False, users=True)):
+        if isinstance(records, str):
+            result.rejected_variants.append(f"{v.id}: {records}")
+            continue
         bad = [r for r in records if r["status"] not in ("passed", "pending")]
         if records and not bad:
             accepted += 1
@@ -91,12 +130,21 @@ def run_mutants(mutants: list[Mutant], tmp: Path, jobs: int, result: "Validation
     """Grade each mutant with its module's tests (stop at the first failure); count the caught ones."""
     caught = 0
     for m, records in zip(mutants, _fork_runs(mutants, tmp, jobs, "mutant", maxfail=True)):
+        if isinstance(records, str):
+            result.survivors.append(f"{m.id}: {records}")
+            continue
         if any(r["status"] in ("failed", "error") for r in records):
             caught += 1
         else:
             why = "" if records else " (its test run did not report)"
             result.survivors.append(f"{m.id} ({m.replaces}: {m.why}){why}")
     return caught
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def make_stubs(dest: Path, console: Console) -> None:
@@ -149,9 +197,12 @@ def validate(modules: tuple[str, ...] = MODULES, jobs: int = 2, console: Console
                       + (f", [red]{otherwise} otherwise[/red]" if otherwise else ""))
 
         mutants = load_mutants(modules)
-
-        caught = run_mutants(mutants, Path(tmp), jobs, result)
-        console.print(f"mutants: {caught}/{len(mutants)} caught")
+        cuda = _cuda_available()
+        gpu_only = [m for m in mutants if m.gpu and not cuda]
+        checked = [m for m in mutants if m not in gpu_only]
+        caught = run_mutants(checked, Path(tmp), jobs, result)
+        console.print(f"mutants: {caught}/{len(checked)} caught"
+                      + (f", {len(gpu_only)} GPU-only not checked here (no CUDA)" if gpu_only else ""))
         variants = load_variants(modules)
         accepted = run_variants(variants, Path(tmp), jobs, result) if variants else 0
         console.print(f"correct variants: {accepted}/{len(variants)} pass every graded test")
@@ -160,7 +211,8 @@ def validate(modules: tuple[str, ...] = MODULES, jobs: int = 2, console: Console
     for mod in thin:
         result.survivors.append(f"{mod}: only {per_module[mod]} mutants (at least {MIN_MUTANTS} per module)")
     result.counts = {"graded": graded, "passed": len(passed), "pending": len(pending),
-                     "not_attempted": len(not_attempted), "mutants": len(mutants), "caught": caught,
+                     "not_attempted": len(not_attempted), "mutants": len(checked), "caught": caught,
+                     "gpu_mutants_not_checked": len(gpu_only),
                      "variants": len(variants), "variants_passed": accepted}
     for title, items in (("fail on solutions", result.solution_failures),
                          ("not reported as not attempted on stubs", result.stub_failures),
@@ -171,3 +223,47 @@ def validate(modules: tuple[str, ...] = MODULES, jobs: int = 2, console: Console
             for line in items:
                 console.print(f"  {line}", markup=False)
     return result
+
+
+def explain(ids: list[str], jobs: int = 2, console: Console | None = None) -> bool:
+    """`grader validate --mutant ID`: grade these mutants and correct variants (``module:name``) with
+    the tests of their module (and, for a variant, of the modules that use it), every test run to the
+    end, and say which tests caught each mutant, or rejected each variant, with the first line of
+    their message.  True when every mutant is caught and every variant accepted."""
+    console = console or Console()
+    modules = tuple(sorted({i.split(":", 1)[0] for i in ids if i.split(":", 1)[0] in MODULES}))
+    known = {m.id: (m, "mutant") for m in load_mutants(modules)}
+    known.update({v.id: (v, "variant") for v in load_variants(modules)})
+    missing = [i for i in ids if i not in known]
+    if missing:
+        hint = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "")
+        raise SystemExit(f"validate --mutant: no mutant or variant {', '.join(missing)} (ids are module:name; "
+                         f"e.g. {hint or 'none in these modules'})")
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="kit-explain-") as tmp:
+        chosen = [known[i] for i in ids]
+        runs = _fork_runs([m for m, _ in chosen], Path(tmp), jobs, "explain", maxfail=False, users=True)
+        for (m, kind), records in zip(chosen, runs):
+            console.print(f"[bold]{m.id}[/bold] ({kind} of {m.replaces}): {m.why}", highlight=False)
+            if isinstance(records, str):
+                console.print(f"  [red]cannot be applied: {records}[/red]", highlight=False)
+                ok = False
+                continue
+            failing = [r for r in records if r["status"] in ("failed", "error", "not_attempted")]
+            if not records:
+                console.print("  [red]its test run did not report[/red]")
+                ok = False
+            elif kind == "mutant" and m.gpu and not any(r["status"] != "pending" for r in records if r.get("gpu")):
+                console.print("  GPU-only: its GPU tests are pending here (no CUDA)")
+            elif not failing:
+                console.print("  [green]every test passes[/green]" if kind == "variant"
+                              else "  [red]NOT CAUGHT: every test passes[/red]")
+                ok = ok and kind == "variant"
+            else:
+                ok = ok and kind == "mutant"
+                label = "caught by" if kind == "mutant" else "[red]REJECTED by[/red]"
+                console.print(f"  {label} {len(failing)} of {len(records)} tests:")
+                for r in failing:
+                    first = (r.get("message") or "").strip().splitlines()[:1]
+                    console.print(f"    {r['id']}: {first[0][:200] if first else r['status']}", markup=False)
+    return ok

@@ -30,6 +30,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="prove the tests: pass on solutions, not attempted on stubs, mutants caught")
     p.add_argument("--module", action="append", choices=MODULES, help="only this module (repeatable)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="mutants graded in parallel")
+    p.add_argument("--mutant", action="append", metavar="ID",
+                   help="only this mutant or correct variant (module:name, repeatable): say which tests catch it "
+                        "(or reject it), every test run to the end")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("grade", help="grade a batch of submissions, each in its own sandbox (public + hidden tests)")
@@ -126,6 +129,12 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
     if (code := needs_instructor_repo("grader validate", console)) is not None:
         return code
+    if args.mutant:
+        from grader.validate import explain
+
+        ok = explain(args.mutant, jobs=args.jobs, console=console)
+        console.print("[green]validate: OK[/green]" if ok else "[red]validate: FAILED[/red]")
+        return 0 if ok else 1
     modules = tuple(args.module) if args.module else MODULES
     result = validate(modules, jobs=args.jobs, console=console)
     console.print("[green]validate: OK[/green]" if result.ok else "[red]validate: FAILED[/red]")

@@ -33,3 +33,49 @@ def test_without_nbgrader_the_stubs_are_the_committed_assignment(tmp_path, monke
     assert sorted(p.name for p in (tmp_path / "stubs").glob("*.py")) == committed and committed
     assert all((tmp_path / "stubs" / n).read_text() == (KIT_ROOT / "assignment" / n).read_text() for n in committed)
     assert "nbgrader is not installed" in console.export_text()
+
+
+def test_an_edit_mutant_follows_the_reference_or_says_it_cannot():
+    """An edit mutant changes exactly its old text inside its definition; when the reference no longer
+    holds that text (or holds it twice), applying it is refused, naming the mutant, never a silent no-op."""
+    import pytest
+
+    from grader.mutants import Mutant, apply
+
+    source = "def f(x):\n    y = x + 1\n    return y\n\n\ndef g(x):\n    return x + 1\n"
+    m = Mutant("memory", "f", "adds 2", "f_plus_two", "", old="x + 1", new="x + 2")
+    assert apply(m, source) == source.replace("y = x + 1", "y = x + 2")  # g's "x + 1" is outside `within`
+    for old in ("x + 3", "x"):  # gone, or not once
+        with pytest.raises(LookupError, match="memory:f_plus_two"):
+            apply(Mutant("memory", "f", "?", "f_plus_two", "", old=old, new="0"), source)
+
+
+def test_gpu_mutants_are_not_counted_as_survivors_without_cuda(monkeypatch):
+    """A mutant marked gpu=True is listed as not checkable on a machine without CUDA (validate says so),
+    and graded like any other where CUDA is available."""
+    import grader.validate as v
+    from grader.mutants import load_mutants
+
+    gpu = [m for m in load_mutants() if m.gpu]
+    assert {m.id for m in gpu} >= {"data:pin_only_cuda_string", "checkpointing:save_without_cuda_generators"}
+    graded: list = []
+    monkeypatch.setattr(v, "run_mutants", lambda ms, tmp, jobs, result: graded.extend(ms) or len(ms))
+    monkeypatch.setattr(v, "run_variants", lambda *a: 0)
+    monkeypatch.setattr(v, "load_variants", lambda modules: [])
+    monkeypatch.setattr(v, "run_suite", lambda target, files: _fake_suite())
+    monkeypatch.setattr(v, "make_stubs", lambda dest, console: None)
+    for cuda in (False, True):
+        graded.clear()
+        monkeypatch.setattr(v, "_cuda_available", lambda: cuda)
+        console = Console(record=True, width=200)
+        result = v.validate(("data",), console=console)
+        ids = {m.id for m in graded}
+        assert ("data:pin_only_cuda_string" in ids) is cuda
+        assert result.counts["gpu_mutants_not_checked"] == (0 if cuda else 1)
+        assert ("GPU-only not checked here" in console.export_text()) is not cuda
+
+
+def _fake_suite():
+    from grader.runner import SuiteRun
+
+    return SuiteRun(records=[{"id": "t", "status": "passed", "message": ""}])

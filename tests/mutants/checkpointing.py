@@ -7,7 +7,7 @@ import tempfile
 import numpy as np
 import torch
 
-from grader.mutants import mutant
+from grader.mutants import edit, mutant
 
 
 @mutant(replaces="load_checkpoint", why="restores weights, optimizer and iteration but no RNG state (as if none was saved)")
@@ -1098,3 +1098,12 @@ def load_checkpoint_rewinds_file(src, model, optimizer):
     if "cuda" in rng and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(rng["cuda"])
     return int(state["iteration"])
+
+
+# -- GPU-only: bugs on the CUDA path, which only the GPU tests can see ----------------------------
+
+edit("save_without_cuda_generators", within="save_checkpoint", gpu=True,
+     why="saves Python's, NumPy's and torch's CPU generator but not the CUDA generators: a resumed GPU run draws "
+         "other dropout masks",
+     old='    if torch.cuda.is_available():\n        rng["cuda"] = torch.cuda.get_rng_state_all()\n',
+     new='')

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import torch
 
-from grader.mutants import mutant
+from grader.mutants import edit, mutant
 
 
 @mutant(replaces="write_tokens", why="saves with np.save, which writes an .npy header before the ids")
@@ -611,3 +611,11 @@ def b5_gb_sample(data, batch_size, context_length, device):
     x = torch.from_numpy(np.ascontiguousarray(windows[:, :-1]))
     y = torch.from_numpy(np.ascontiguousarray(windows[:, 1:]))
     return x.to(torch.device(device)), y.to(torch.device(device))
+
+
+# -- GPU-only: bugs on the CUDA path, which only the GPU tests can see ----------------------------
+
+edit("pin_only_cuda_string", within="get_batch", gpu=True,
+     why="pins only when device == 'cuda' as a string: 'cuda:0' and torch.device('cuda') get pageable, blocking copies",
+     old='    device = torch.device(device)\n    if device.type == "cuda":',
+     new='    if device == "cuda":')
