@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from grader.batch.results import printable
 from grader.scoring import score, totals
+from grader.untrusted import shown_markup
 
 
 def _pts(x: float) -> str:
@@ -40,5 +40,5 @@ def render_check(records: list[dict[str, Any]], console: Console, *, title: str 
         mark = {"failed": "[red]✗[/red]", "error": "[red]✗[/red]", "not_attempted": "[yellow]·[/yellow]",
                 "pending": "[blue]…[/blue]"}.get(r["status"], "?")
         msg = r["message"].splitlines()[0] if r["message"] else r["status"]
-        console.print(f"{mark} {escape(r['module'])}: {escape(r['checked'])} — {escape(printable(msg))}", markup=True,
+        console.print(f"{mark} {escape(r['module'])}: {escape(r['checked'])} — {shown_markup(msg)}", markup=True,
                       highlight=False, soft_wrap=True)

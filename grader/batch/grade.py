@@ -46,12 +46,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from rich.markup import escape
-
 from grader import KIT_ROOT, MODULES, kit_version
 from grader.batch.discover import Discovery, Source, discover, fingerprint
-from grader.batch.results import (Layout, batch_rows, grades_csv, load_results, printable, render_summary,
-                                  write_atomic)
+from grader.batch.results import Layout, batch_rows, grades_csv, load_results, render_summary, write_atomic
+from grader.untrusted import shown, shown_markup
 
 
 @dataclass
@@ -315,9 +313,9 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
                          "use a new folder")
     found = discover(paths, exclude=[out])
     if found.errors:
-        raise UsageError("nothing graded, nothing written:\n  " + "\n  ".join(printable(e) for e in found.errors))
+        raise UsageError("nothing graded, nothing written:\n  " + "\n  ".join(shown(e) for e in found.errors))
     if not found.sources and not found.refused:
-        raise UsageError("no submissions found in " + ", ".join(printable(str(p)) for p in paths))
+        raise UsageError("no submissions found in " + ", ".join(shown(p) for p in paths))
     if select is not None:  # `--shard K/N` (grader.cluster.shard): this machine's share of the class
         found = select(found)
     out.mkdir(parents=True, exist_ok=True)
@@ -328,9 +326,9 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
         if not pid.isdigit() or not _pid_alive(int(pid)):
             tmp.unlink(missing_ok=True)
     for w in found.warnings:
-        console.print(f"[yellow]{escape(printable(w))}[/yellow]", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]{shown_markup(w)}[/yellow]", highlight=False, soft_wrap=True)
     for src, why in found.refused:
-        console.print(f"[bold red]REFUSED {escape(printable(str(src.path)))}: {escape(printable(why))}[/bold red]",
+        console.print(f"[bold red]REFUSED {shown_markup(src.path)}: {shown_markup(why)}[/bold red]",
                       highlight=False, soft_wrap=True)
         result.outcomes.append(Outcome(src.student, "refused", message=why))
     sources = found.sources
@@ -371,6 +369,10 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
                   highlight=False, soft_wrap=True)
     if result.warning:
         console.print(f"[bold red]{result.warning}[/bold red]", highlight=False)
+    if late is not None:  # last and loud: each submission whose time is unknown, for the instructor to decide
+        from grader.batch.late import list_unknown_times
+
+        list_unknown_times(layout, [src.student for src in sources], console)
     return result
 
 
@@ -431,13 +433,13 @@ def _run_pool(todo: list[Source], options: GradeOptions, console: Any, result: B
                         w["done"] += 1
                         result.outcomes.append(outcome)
                         remaining -= 1
-                        desc = {"graded": f"{outcome.student}: {outcome.score:g}/{outcome.max_score:g}",
-                                "empty": f"{outcome.student}: empty",
-                                "rejected": f"{outcome.student}: rejected", "error": f"{outcome.student}: ERROR"}
-                        progress.update(task, advance=1, description=desc.get(outcome.status, outcome.student))
+                        who = shown_markup(outcome.student)  # the description is rich markup
+                        desc = {"graded": f"{who}: {outcome.score:g}/{outcome.max_score:g}", "empty": f"{who}: empty",
+                                "rejected": f"{who}: rejected", "error": f"{who}: ERROR"}
+                        progress.update(task, advance=1, description=desc.get(outcome.status, who))
                         if outcome.status == "error":
-                            progress.console.print(f"[red]{outcome.student}: not graded: "
-                                                   f"{escape(printable(outcome.message))}[/red]", highlight=False)
+                            progress.console.print(f"[red]{who}: not graded: {shown_markup(outcome.message)}[/red]",
+                                                   highlight=False)
                     elif kind == "died":
                         src = w["job"]
                         if src is None and not w["ready"]:

@@ -41,6 +41,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from grader.untrusted import shown, shown_markup
+
 UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
 _DURATION = re.compile(r"(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 _RATE = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*/\s*(day|hour)")
@@ -56,16 +58,21 @@ class LateInputError(ValueError):
     """A late-policy input that cannot be used; the message names the file, line and value."""
 
 
+def _q(value: object) -> str:
+    """A value quoted in a message (a CSV cell may hold anything, of any length)."""
+    return shown(repr(value), 100)
+
+
 def parse_time(text: str, what: str) -> datetime:
     """An ISO 8601 time *with* a zone (``2026-12-01T23:59:00+01:00``, ``...Z``)."""
     text = (text or "").strip()
     try:
         value = datetime.fromisoformat(text)
     except ValueError:
-        raise LateInputError(f"{what}: {text!r} is not an ISO 8601 time (e.g. 2026-12-01T23:59:00+01:00)") from None
+        raise LateInputError(f"{what}: {_q(text)} is not an ISO 8601 time (e.g. 2026-12-01T23:59:00+01:00)") from None
     if value.tzinfo is None or value.utcoffset() is None:
-        raise LateInputError(f"{what}: {text!r} has no time zone: write it as {text}Z (UTC) or with an offset "
-                             "like +01:00")
+        raise LateInputError(f"{what}: {_q(text)} has no time zone: write it as {shown(text, 100)}Z (UTC) or with an "
+                             "offset like +01:00")
     return value
 
 
@@ -76,7 +83,7 @@ def parse_duration(text: str, what: str = "duration") -> timedelta:
     if text == "0":
         return timedelta(0)
     if not text or m is None:
-        raise LateInputError(f"{what}: {text!r} is not a duration (e.g. 15m, 2h, 2d, 1d12h)")
+        raise LateInputError(f"{what}: {_q(text)} is not a duration (e.g. 15m, 2h, 2d, 1d12h)")
     w, d, h, mi, s = (int(x or 0) for x in m.groups())
     return timedelta(weeks=w, days=d, hours=h, minutes=mi, seconds=s)
 
@@ -85,18 +92,18 @@ def parse_rate(text: str) -> tuple[float, str]:
     """``10%/day`` -> (10.0, "day"); ``2%/hour`` -> (2.0, "hour")."""
     m = _RATE.fullmatch((text or "").strip().lower())
     if m is None:
-        raise LateInputError(f"--late-penalty: {text!r} is not a rate: write a percentage per day or per hour, "
+        raise LateInputError(f"--late-penalty: {_q(text)} is not a rate: write a percentage per day or per hour, "
                              "e.g. 10%/day or 2%/hour")
     rate = float(m.group(1))
     if rate > 100:
-        raise LateInputError(f"--late-penalty: {text!r} is more than 100% per {m.group(2)}")
+        raise LateInputError(f"--late-penalty: {_q(text)} is more than 100% per {m.group(2)}")
     return rate, m.group(2)
 
 
 def parse_percent(text: str, what: str) -> float:
     m = _PERCENT.fullmatch((text or "").strip())
     if m is None or float(m.group(1)) > 100:
-        raise LateInputError(f"{what}: {text!r} is not a percentage between 0% and 100% (e.g. 50%)")
+        raise LateInputError(f"{what}: {_q(text)} is not a percentage between 0% and 100% (e.g. 50%)")
     return float(m.group(1))
 
 
@@ -129,7 +136,7 @@ def _read_rows(path: Path, what: str, value_columns: tuple[str, ...]) -> list[tu
         if not student:
             raise LateInputError(f"{what} {path}, line {line}: no student id")
         if student in seen:
-            raise LateInputError(f"{what} {path}, line {line}: student {student!r} is listed twice "
+            raise LateInputError(f"{what} {path}, line {line}: student {_q(student)} is listed twice "
                                  f"(also on line {seen[student]})")
         seen[student] = line
         rows.append((line, student, row[value_col].strip()))
@@ -148,12 +155,12 @@ def read_extensions(path: Path, deadline: datetime) -> dict[str, datetime]:
     for line, student, value in _read_rows(path, "--extensions", EXTENSION_COLUMNS):
         where = f"--extensions {path}, line {line}"
         if not value:
-            raise LateInputError(f"{where}: no extension for {student!r} (a deadline like 2026-12-03T23:59Z or a "
+            raise LateInputError(f"{where}: no extension for {_q(student)} (a deadline like 2026-12-03T23:59Z or a "
                                  "duration like 2d)")
         is_duration = _DURATION.fullmatch(value.lower()) is not None
         new = deadline + parse_duration(value, where) if is_duration else parse_time(value, where)
         if new < deadline:
-            raise LateInputError(f"{where}: {student!r}'s extension {value!r} ends before the deadline")
+            raise LateInputError(f"{where}: {_q(student)}'s extension {_q(value)} ends before the deadline")
         out[student] = new
     return out
 
@@ -195,7 +202,7 @@ def policy_from_args(deadline: str | None, penalty: str | None, cap: str | None 
         raise LateInputError("--deadline needs --late-penalty (e.g. 10%/day; 0%/day only flags late submissions)")
     rate, unit = parse_rate(penalty)
     if if_no_time not in (None, "no-penalty", "cap"):
-        raise LateInputError(f"--if-no-time {if_no_time!r}: expected no-penalty or cap")
+        raise LateInputError(f"--if-no-time {_q(if_no_time)}: expected no-penalty or cap")
     return LatePolicy(deadline=when, rate=rate, unit=unit, if_no_time=if_no_time or "no-penalty",
                       cap=parse_percent(cap, "--late-cap") if cap is not None else 100.0,
                       grace=parse_duration(grace, "--grace") if grace is not None else timedelta(0),
@@ -265,7 +272,9 @@ def student_line(late: dict[str, Any], max_score: float) -> str:
     where = {"times.csv": "", "git": " (the last commit touching assignment/)"}.get(late.get("source", ""), "")
     deadline = f"deadline {late['deadline']}" + (" (your extension)" if late.get("extension") else "")
     if late["status"] == "unknown":
-        return (f"no submission time is known ({late.get('note') or 'none recorded'}): no late penalty applied; "
+        decided = (f"{late['percent']:g}% of the {late['raw_score']:g} points earned, -{late['penalty_points']:g} "
+                   "(the cap: a time is required)" if late.get("percent") else "no late penalty applied")
+        return (f"no submission time is known ({late.get('note') or 'none recorded'}): {decided}; "
                 "your instructor has been told.")
     if late["status"] == "on_time":
         return f"submitted {late['submitted_at']}{where}, on time ({deadline})."
@@ -300,11 +309,16 @@ def csv_cells(doc: dict[str, Any] | None) -> dict[str, str]:
     if not late:
         raw = "" if doc is None else f"{float(doc['score']):g}"
         return {"raw_score": raw, "late_penalty": "", "late": ""}
-    word = {"on_time": "on time", "unknown": f"no time known: no penalty ({late.get('note', '')})"}.get(
+    word = {"on_time": "on time", "unknown": f"no time known: {unknown_decision(late)} ({late.get('note', '')})"}.get(
         late["status"], f"late {late['units_late']} {late['unit']}(s): -{late['percent']:g}%")
     if late.get("warning") and late["status"] != "unknown":
         word += f" [{late['warning']}]"
     return {"raw_score": f"{late['raw_score']:g}", "late_penalty": f"{late['penalty_points']:g}", "late": word}
+
+
+def unknown_decision(late: dict[str, Any]) -> str:
+    """What was decided for a submission with no known time: "no penalty", or the cap."""
+    return f"-{late['percent']:g}% (--if-no-time cap)" if late.get("percent") else "no penalty"
 
 
 def graded_files(doc: dict[str, Any]) -> list[str]:
@@ -320,9 +334,12 @@ def graded_files(doc: dict[str, Any]) -> list[str]:
 
 def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any, console: Any) -> dict[str, int]:
     """Apply `policy` to the results.json of every source of a batch (or remove an earlier run's
-    late data, `policy` None: results reflect this command line).  Returns counts by status."""
+    late data, `policy` None: results reflect this command line).  Returns counts by status.
+
+    Prints one line per late submission, and git's own words where it could not date one; the
+    submissions with no known time are listed last by `list_unknown_times`."""
     from grader.batch.gittime import GitTimeError, commit_time, is_git_repo
-    from grader.batch.results import load_results, printable, write_json
+    from grader.batch.results import load_results, write_json
 
     counts: dict[str, int] = {}
     used: set[str] = set()
@@ -353,7 +370,7 @@ def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any,
             except GitTimeError as exc:
                 note = f"git: {exc}"
                 if exc.detail:  # git's own words may quote the submission: the instructor's console only
-                    lines.append(f"  {printable(src.student)}: git said: {printable(exc.detail)}")
+                    lines.append(f"  {shown(src.student)}: git said: {shown(exc.detail)}")
         elif policy.times is None:
             note = "no --submitted-at and not a git repository"
         else:
@@ -361,23 +378,51 @@ def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any,
         late = assess(policy, ext_key or src.student, submitted, source, note, warning)
         write_json(path, apply(doc, late))
         counts[late["status"]] = counts.get(late["status"], 0) + 1
-        if late["status"] != "on_time":
-            lines.append(f"  {printable(src.student)}: {csv_cells(doc)['late']}")
+        if late["status"] == "late":
+            lines.append(f"  {shown(src.student)}: {shown(csv_cells(doc)['late'])}")
     if policy is None:
         if counts:
             console.print(f"[yellow]late policy: no --deadline given: removed the late penalty of {counts['removed']} "
                           "earlier result(s)[/yellow]", highlight=False)
         return counts
     unused = sorted(set(policy.times or {}) - used) + sorted(set(policy.extensions) - used)
-    console.print(f"late policy ({printable(policy.describe())}): " + ", ".join(
+    console.print(f"late policy ({shown(policy.describe())}): " + ", ".join(
         f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items())), highlight=False, markup=False)
     for line in lines:
-        console.print(line, highlight=False, markup=False)
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     if unused:
-        console.print("[yellow]late policy: not in this batch (ignored): " + ", ".join(
-            printable(u) for u in unused) + "[/yellow]", highlight=False)
+        console.print("[yellow]late policy: not in this batch (ignored): " + ", ".join(shown_markup(u) for u in unused)
+                      + "[/yellow]", highlight=False, soft_wrap=True)
     if git:
         console.print(f"[yellow]late policy: the time of {git} submission(s) is the date of their last commit touching "
                       "assignment/: commit dates are set by whoever commits (a student can backdate them); check "
                       "them against the LMS where it matters[/yellow]", highlight=False)
     return counts
+
+
+def unknown_times(layout: Any, students: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
+    """(student, extra_data.late) of each of `students` whose results.json has no known time."""
+    from grader.batch.results import load_results
+
+    out = []
+    for student in students:
+        late = ((load_results(layout.results(student)) or {}).get("extra_data") or {}).get("late")
+        if isinstance(late, dict) and late.get("status") == "unknown":
+            out.append((student, late))
+    return out
+
+
+def list_unknown_times(layout: Any, students: Iterable[str], console: Any) -> int:
+    """The last lines of `grader grade` with a late policy: every submission whose time is unknown,
+    one line each with why and what was decided (README "Late policy" says what to do).  Returns
+    how many."""
+    unknown = unknown_times(layout, students)
+    if unknown:
+        console.print(f"[bold red]late policy: NO SUBMISSION TIME for {len(unknown)} submission(s): decide each one "
+                      "(a time from the LMS in --submitted-at, then grade again; README \"Late policy\"):[/bold red]",
+                      highlight=False, soft_wrap=True)
+    for student, late in unknown:
+        console.print(f"[bold red]  {shown_markup(student)}: {shown_markup(unknown_decision(late))}: "
+                      f"{shown_markup(late.get('note') or 'no reason recorded')}[/bold red]", highlight=False,
+                      soft_wrap=True)
+    return len(unknown)

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from grader.batch.late import apply as late_apply
-from grader.batch.results import Layout, build_results, printable, grade_row, grades_csv, write_atomic, write_json
+from grader.batch.results import Layout, build_results, grade_row, grades_csv, write_atomic, write_json
+from grader.untrusted import shown
 
 
 class MergeError(Exception):
@@ -137,7 +138,7 @@ def markdown_summary(merged: MergeResult) -> str:
     lines = ["## Autograder", "", "| student | score (points) | max (points) | pending (points) |",
              "| --- | ---: | ---: | ---: |"]
     for row in merged.rows:
-        student = printable(row["student"]).replace("|", "\\|")
+        student = shown(row["student"]).replace("|", "\\|")
         lines.append(f"| {student} | {row['score']} | {row['max_score']} | {row['pending']} |")
     if merged.pending:
         lines += ["", f"GPU tests still pending for {len(merged.pending)} submission(s): their points are not counted yet."]

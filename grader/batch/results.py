@@ -53,7 +53,6 @@ import csv
 import io
 import json
 import os
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +60,7 @@ from typing import Any
 
 from grader import MODULES
 from grader.scoring import score, totals
+from grader.untrusted import shown_markup, spreadsheet_cell
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 HIDDEN_VISIBILITY = "after_published"
@@ -112,34 +112,6 @@ class Layout:
     def is_old_layout(self) -> bool:
         """A results folder written by a kit before this layout (DIR/<id>/results.json)."""
         return not self.students_dir.is_dir() and any(self.out.glob(f"*/{RESULTS}"))
-
-
-def printable(text: str, *, newlines: bool = False) -> str:
-    """`text` with control and bidirectional-formatting characters escaped (``\\x1b``, ``\\u202e``).
-
-    For anything an instructor reads in a terminal or a spreadsheet that came from a submission
-    (names, messages, output): an escape sequence must not repaint the screen or hide text.
-    Newlines (and tabs) are kept with `newlines`.
-    """
-    out = []
-    for ch in text:
-        if newlines and ch in "\n\t":
-            out.append(ch)
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def spreadsheet_cell(value: object) -> str:
-    """A CSV cell that no spreadsheet evaluates: control characters escaped, and a leading
-    ``= + - @`` (or tab/CR) prefixed with ``'`` (OWASP's CSV-injection advice)."""
-    text = printable(str(value))
-    if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + text
-    return text
 
 
 def _pts(x: float) -> str:
@@ -414,7 +386,6 @@ def grades_csv(rows: Iterable[dict[str, Any]]) -> str:
 
 
 def render_summary(rows: list[dict[str, Any]], console: Any, *, title: str = "Grades") -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=title)
@@ -423,6 +394,6 @@ def render_summary(rows: list[dict[str, Any]], console: Any, *, title: str = "Gr
     for row in rows:
         status = row["status"]
         style = "" if status == "graded" else ("yellow" if status.startswith(("rejected", "empty")) else "red")
-        table.add_row(escape(printable(row["student"])), row["score"], row["max_score"], row["pending"],
-                      escape(printable(status)[:100]), style=style)
+        table.add_row(shown_markup(row["student"]), row["score"], row["max_score"], row["pending"],
+                      shown_markup(status, 100), style=style)
     console.print(table)

@@ -29,7 +29,8 @@ from grader.batch.discover import Source, fingerprint
 from grader.batch.stage import stage
 from grader.batch.unpack import RejectedSubmission
 from grader.batch.grade import GradeError, GradeOptions, Outcome, test_files
-from grader.batch.results import Layout, build_results, printable, write_atomic, write_json
+from grader.batch.results import Layout, build_results, write_atomic, write_json
+from grader.untrusted import LOG_LIMIT, printable, shown
 
 class _GradePlugin:
     """Per-test RNG seeds from the node id, and a record of collection errors."""
@@ -191,7 +192,7 @@ class TrustedGrader:
         job.mkdir()
         os.chmod(job, 0o711)
         report = job / "report.json"
-        print(f"=== {printable(source.student)} ({printable(str(source.path))}) ===", flush=True)
+        print(f"=== {shown(source.student)} ({shown(source.path)}) ===", flush=True)
         submission: dict[str, Any] = {"source": source.path.name, "kind": source.kind,
                                       "sha256": fingerprint(source),
                                       "graded_with": {"modules": list(self.options.modules),
@@ -293,7 +294,7 @@ class _EscapingStream(io.TextIOBase):
         self.inner = inner
 
     def write(self, text: str) -> int:
-        self.inner.write(printable(text, newlines=True))
+        self.inner.write(shown(text, LOG_LIMIT, newlines=True))
         return len(text)
 
     def flush(self) -> None:

@@ -88,11 +88,16 @@ def cmd_combine(args: argparse.Namespace, console: Console) -> int:
     try:
         result = combine(out, [abspath(d) for d in args.shards])
     except CombineError as exc:
-        console.print(f"[red]grader combine: {escape(str(exc))}[/red]\nnothing written", highlight=False)
+        from grader.untrusted import MESSAGE_LIMIT, shown_markup
+
+        console.print(f"[red]grader combine: {shown_markup(exc, MESSAGE_LIMIT, newlines=True)}[/red]\nnothing written",
+                      highlight=False, soft_wrap=True)
         return 2
     render_summary(result.rows, console, title=f"Combined grades ({result.count} shards)")
+    from grader.untrusted import shown
+
     for note in result.notes:
-        console.print(note, highlight=False, markup=False)
+        console.print(shown(note), highlight=False, markup=False, soft_wrap=True)
     console.print(f"wrote {out}: {len(result.rows)} rows from {result.count} shard(s)"
                   + (f"; {len(result.errors)} not graded" if result.errors else "")
                   + (f"; {len(result.refused)} refused" if result.refused else ""), highlight=False)

@@ -155,7 +155,9 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
                                 *(abspath(f) if f else None for f in (args.extensions, args.submitted_at)),
                                 if_no_time=args.if_no_time)
     except LateInputError as exc:
-        console.print(f"[red]grader grade: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
+        from grader.untrusted import MESSAGE_LIMIT, shown_markup
+
+        console.print(f"[red]grader grade: {shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
         return 2
     if args.require:
         from grader.doctor import require
@@ -177,9 +179,9 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
         else:
             result = grade([abspath(p) for p in args.submissions], options, console, late=late)
     except GradeError as exc:
-        from grader.batch.results import printable
+        from grader.untrusted import MESSAGE_LIMIT, shown_markup
 
-        console.print(f"[red]{escape(printable(str(exc), newlines=True))}[/red]", highlight=False, soft_wrap=True)
+        console.print(f"[red]{shown_markup(exc, MESSAGE_LIMIT, newlines=True)}[/red]", highlight=False, soft_wrap=True)
         return 2
     if args.gradebook:
         from grader.commands.integrations import to_gradebook

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from grader.commands.common import abspath, db_url, needs_instructor_repo
+from grader.untrusted import MESSAGE_LIMIT, shown, shown_markup
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -82,7 +83,7 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     try:
         results, instructor, merged = merge_runs(abspath(args.cpu), abspath(args.gpu))
     except MergeError as exc:
-        console.print(f"[red]{exc}[/red]", highlight=False)
+        console.print(f"[red]{shown_markup(exc, MESSAGE_LIMIT, newlines=True)}[/red]", highlight=False, soft_wrap=True)
         return 2
     out = abspath(args.out)
     write_merged(out, results, instructor, merged)
@@ -96,7 +97,8 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     code = 0
     if merged.pending:
         console.print(f"[yellow]warning: GPU tests still pending for {len(merged.pending)} submission(s): "
-                      f"{', '.join(sorted(merged.pending))}; their points are neither given nor lost[/yellow]")
+                      f"{', '.join(shown_markup(s) for s in sorted(merged.pending))}; their points are neither given "
+                      "nor lost[/yellow]", highlight=False, soft_wrap=True)
         code = 1 if args.fail_on_pending else 0
     if args.gradebook:
         code = max(code, to_gradebook(db_url(args.gradebook), out, console, fail_on_pending=args.fail_on_pending))
@@ -120,7 +122,8 @@ def cmd_classroom_payload(args: argparse.Namespace, console: Console) -> int:
     try:
         student, payload, encoded = student_payload(abspath(args.results), args.student)
     except PayloadError as exc:
-        console.print(f"[red]grader classroom-payload: {escape(str(exc))}[/red]", highlight=False)
+        console.print(f"[red]grader classroom-payload: {shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False,
+                      soft_wrap=True)
         return 2
     score = sum(t["score"] for t in payload["tests"])
     if args.github_output:
@@ -130,7 +133,7 @@ def cmd_classroom_payload(args: argparse.Namespace, console: Console) -> int:
             console.print(f"[red]grader classroom-payload: cannot write {escape(args.github_output)}: "
                           f"{escape(exc.strerror or str(exc))}[/red]", highlight=False)
             return 2
-        console.print(f"Classroom payload for {escape(student)}: {score:g} / {payload['max_score']:g} points, "
+        console.print(f"Classroom payload for {shown_markup(student)}: {score:g} / {payload['max_score']:g} points, "
                       f"{len(payload['tests'])} tests, status {payload['status']}", highlight=False)
     else:
         print(encoded)
@@ -146,11 +149,14 @@ def cmd_similarity(args: argparse.Namespace, console: Console) -> int:
     try:
         result = write_similarity([abspath(p) for p in args.submissions], abspath(args.out), args.threshold, args.top)
     except SimilarityError as exc:
-        console.print(f"[red]grader similarity: {exc}[/red]")
+        console.print(f"[red]grader similarity: {shown_markup(exc, MESSAGE_LIMIT, newlines=True)}[/red]",
+                      highlight=False, soft_wrap=True)
         return 2
     flagged = [p for p in result.pairs if p.score >= args.threshold]
     console.print(f"wrote {args.out}: {len(result.codes)} compared, {len(flagged)} pairs at or above "
-                  f"{args.threshold:.0%}" + (f"; top: {flagged[0].a} ↔ {flagged[0].b} {flagged[0].score:.0%}" if flagged else ""))
+                  f"{args.threshold:.0%}"
+                  + (f"; top: {shown(flagged[0].a)} ↔ {shown(flagged[0].b)} {flagged[0].score:.0%}" if flagged else ""),
+                  markup=False, highlight=False, soft_wrap=True)
     return 0
 
 
@@ -161,13 +167,14 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
         result = export_canvas(abspath(args.results), abspath(args.canvas), args.assignment, abspath(args.out),
                                abspath(args.map) if args.map else None)
     except ExportError as exc:
-        console.print(f"[red]grader export: {exc}[/red]")
+        console.print(f"[red]grader export: {shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
         return 2
     console.print(f"wrote {args.out}: {len(result.matched)} students matched")
     for title, names in (("in the roster, with no result (left empty)", result.roster_without_result),
                          ("graded, but not in the roster (not exported)", result.results_without_roster)):
         if names:
-            console.print(f"[yellow]{len(names)} {title}:[/yellow] " + ", ".join(names), markup=True)
+            console.print(f"[yellow]{len(names)} {title}:[/yellow] " + ", ".join(shown_markup(n) for n in names),
+                          markup=True, highlight=False, soft_wrap=True)
     return 1 if result.results_without_roster else 0
 
 
@@ -178,7 +185,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         data = write_report(abspath(args.results), abspath(args.out),
                             abspath(args.compare) if args.compare else None)
     except ReportError as exc:
-        console.print(f"[red]grader report: {exc}[/red]")
+        console.print(f"[red]grader report: {shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
         return 2
     console.print(f"wrote {args.out}: {len(data.students)} submissions, {len(data.tests)} tests"
                   + (f", {len(data.changes)} changed since {args.compare}" if args.compare else ""))

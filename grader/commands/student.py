@@ -14,6 +14,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from grader.untrusted import LOG_LIMIT, MESSAGE_LIMIT, shown, shown_markup
+
 from grader import MODULES, kit_version
 from grader.commands.common import abspath, needs_instructor_repo
 
@@ -64,7 +66,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     try:
         source = _check_source(args.path)
     except TargetError as exc:
-        console.print(f"[red]{exc}[/red]")
+        console.print(f"[red]{shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
         return 2
     modules = tuple(args.module) if args.module else MODULES
     kind = "public and hidden" if args.hidden else "public"
@@ -77,17 +79,17 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         try:
             staged = stage(source, Path(tmp) / "submission")
         except RejectedSubmission as exc:
-            console.print(f"[red]{source.path}: rejected: {exc}[/red]", highlight=False)
+            console.print(f"[red]{shown_markup(source.path)}: rejected: {shown_markup(exc)}[/red]", highlight=False)
             return 2
-        console.print(f"Checking {source.path} with the {kind} tests (kit {kit_version()}; files staged as "
-                      "`grader grade` takes them)", highlight=False)
+        console.print(f"Checking {shown_markup(source.path)} with the {kind} tests (kit {kit_version()}; files staged "
+                      "as `grader grade` takes them)", highlight=False)
         for line in _staging_lines(staged, modules):
-            console.print(line, highlight=False, markup=False)
+            console.print(shown(line, MESSAGE_LIMIT), highlight=False, markup=False)
         files = test_files(modules, hidden=args.hidden)
         run = run_suite(staged.folder, files)
     if not run.records:
         console.print("[red]the tests did not run:[/red]")
-        console.print(run.log, markup=False)
+        console.print(shown(run.log, LOG_LIMIT, newlines=True), markup=False, highlight=False)
         return 2
     if not run.meta.get("cuda"):
         console.print("No CUDA here: GPU tests are listed as pending (graded on the GPU runner).")
@@ -140,7 +142,7 @@ def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...],
     from grader.batch.grade import GradeError, GradeOptions, grade
     from grader.batch.results import Layout
 
-    console.print(f"Checking {source.path} in the sandbox, exactly as `grader grade` does "
+    console.print(f"Checking {shown_markup(source.path)} in the sandbox, exactly as `grader grade` does "
                   f"(kit {kit_version()}; {'public and hidden' if args.hidden else 'public'} tests)", highlight=False)
     with tempfile.TemporaryDirectory(prefix="kit-check-") as tmp:
         out = Path(tmp) / "out"
@@ -150,7 +152,7 @@ def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...],
         try:
             result = grade([source.path], options, quiet)
         except GradeError as exc:
-            console.print(f"[red]{exc}[/red]", highlight=False)
+            console.print(f"[red]{shown_markup(exc, MESSAGE_LIMIT, newlines=True)}[/red]", highlight=False)
             return 2
         if result.warning:
             console.print(f"[yellow]{result.warning}[/yellow]", highlight=False)
@@ -158,14 +160,15 @@ def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...],
         outcome = next((o for o in result.outcomes if o.student == source.student), None)
         path = layout.instructor(source.student)
         if outcome is None or outcome.status == "error" or not path.exists():
-            console.print(f"[red]not graded: {outcome.message if outcome else 'no result'}[/red]", highlight=False)
+            console.print(f"[red]not graded: {shown_markup(outcome.message if outcome else 'no result')}[/red]",
+                          highlight=False)
             return 2
         doc = json.loads(path.read_text())
         results = json.loads(layout.results(source.student).read_text())
         summary = results["output"]
     for line in summary.splitlines():
         if line.startswith(("Your submission", "Helper modules", "Not taken", "Missing files", "No module", "Note")):
-            console.print(line, highlight=False, markup=False)
+            console.print(shown(line, MESSAGE_LIMIT), highlight=False, markup=False)
     if any(r["status"] == "pending" for r in doc["records"]):
         console.print("GPU tests are listed as pending (graded on the GPU runner).")
     return _report(args, doc["records"], console, student=source.student, results=results)

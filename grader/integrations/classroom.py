@@ -54,7 +54,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from grader.batch.results import Layout, printable, validate_results
+from grader.batch.results import Layout, validate_results
+from grader.untrusted import shown
 
 #: The step id of the payload step, hence the reporter's ``runners`` input and env var name.
 RUNNER = "autograde"
@@ -81,9 +82,9 @@ def _message(test: dict[str, Any], result: str, limit: int) -> str:
     text = str(test.get("output") or "")
     if _STATUS.get(result) == "error":  # the console prints only `message` for an error: name the test
         text = f"{test.get('name', '')}: {text}"
-    # The runner treats a log line starting with "::" as a workflow command: defuse it.
-    text = _LEGACY_COMMAND.sub("# #[", _WORKFLOW_COMMAND.sub(r"\1: :", printable(text, newlines=True)))
-    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+    # The runner treats a log line starting with "::" as a workflow command: defuse it (escaping and
+    # cutting after that never make a new one: an escape is a backslash, letters and digits).
+    return shown(_LEGACY_COMMAND.sub("# #[", _WORKFLOW_COMMAND.sub(r"\1: :", text)), limit, newlines=True)
 
 
 def classroom_results(doc: dict[str, Any], *, message_chars: int = MESSAGE_CHARS) -> dict[str, Any]:
@@ -98,7 +99,7 @@ def classroom_results(doc: dict[str, Any], *, message_chars: int = MESSAGE_CHARS
         extra = test.get("extra_data") or {}
         result = str(extra.get("result") or test.get("status") or "pending")
         status = _STATUS.get(result, "fail")
-        tests.append({"name": printable(str(test.get("name", ""))), "status": status,
+        tests.append({"name": shown(test.get("name", "")), "status": status,
                       "score": test["score"] if status == "pass" else 0,
                       "message": _message(test, result, message_chars),
                       "test_code": "", "filename": "", "line_no": 0})

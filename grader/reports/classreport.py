@@ -65,6 +65,8 @@ class ClassData:
     tests: list[TestStats]
     incidents: list[dict[str, str]]  # timeouts, crashes, rejections, errors
     changes: list[dict[str, Any]] = field(default_factory=list)  # after --compare
+    #: the late policy found no submission time: student, what was decided, why (grader.batch.late)
+    unknown_times: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def graded(self) -> list[dict[str, Any]]:
@@ -137,7 +139,12 @@ def collect(folder: Path, compare: Path | None = None) -> ClassData:
         if stats.get("infra_error"):
             incidents.append({"student": sid, "kind": "grader error", "detail": str(stats["infra_error"])[:400]})
     ordered = sorted(tests.values(), key=lambda t: (t.pass_rate if t.graded else 2.0, t.module, t.name))
-    data = ClassData(folder, students, ordered, incidents)
+    from grader.batch.late import unknown_decision, unknown_times
+    from grader.untrusted import shown
+
+    data = ClassData(folder, students, ordered, incidents, unknown_times=[
+        {"student": sid, "decided": unknown_decision(late), "why": shown(late.get("note") or "no reason recorded")}
+        for sid, late in unknown_times(layout, [r["student"] for r in students])])
     if compare is not None:
         old = {r["student"]: r for r in read_grades(Path(compare))}
         for row in students:

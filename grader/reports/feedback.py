@@ -239,11 +239,11 @@ def write_and_report(folder: Path, students: Iterable[str], console: Any, *, onl
     failed (named, in red); returns the failures as problems ("student: why")."""
     from rich.markup import escape
 
-    from grader.batch.results import printable
+    from grader.untrusted import shown_markup
 
     written, failed = write_pages(folder, students, only_stale=only_stale, jobs=jobs)
     for student, why in failed:
-        console.print(f"[red]feedback page of {escape(printable(student))} not written: {escape(printable(why))}[/red]",
+        console.print(f"[red]feedback page of {shown_markup(student)} not written: {shown_markup(why)}[/red]",
                       highlight=False, soft_wrap=True)
     if written or not only_stale:
         console.print(f"wrote {written} feedback page(s): {escape(str(Layout(Path(folder)).students_dir))}"
