@@ -82,8 +82,10 @@ def cmd_combine(args: argparse.Namespace, console: Console) -> int:
     from grader.batch.results import render_summary
     from grader.cluster.combine import CombineError, combine
     from grader.commands.common import abspath, db_url
-    from grader.commands.integrations import to_gradebook
+    from grader.commands.integrations import needs_nbgrader, to_gradebook
 
+    if args.gradebook and (code := needs_nbgrader("grader combine", console)) is not None:
+        return code
     out = abspath(args.out)
     try:
         result = combine(out, [abspath(d) for d in args.shards])
@@ -110,7 +112,10 @@ def cmd_combine(args: argparse.Namespace, console: Console) -> int:
 def cmd_slurm(args: argparse.Namespace, console: Console) -> int:
     from grader.cluster.slurm import SlurmError, SlurmJob, submit, write
     from grader.commands.common import abspath, db_url
+    from grader.commands.integrations import needs_nbgrader
 
+    if args.gradebook and (code := needs_nbgrader("grader slurm", console)) is not None:
+        return code  # the combine job would fail at its very end: say it now
     grade_args = [a for m in (args.module or []) for a in ("--module", m)]
     if args.sandbox:
         grade_args += ["--sandbox", args.sandbox]

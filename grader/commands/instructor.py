@@ -159,6 +159,11 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
 
         console.print(f"[red]grader grade: {shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
         return 2
+    if args.gradebook:  # checked before grading, not after an hour of it
+        from grader.commands.integrations import needs_nbgrader
+
+        if (code := needs_nbgrader("grader grade", console)) is not None:
+            return code
     if args.require:
         from grader.doctor import require
 

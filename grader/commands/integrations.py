@@ -61,11 +61,26 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_export)
 
 
+def needs_nbgrader(what: str, console: Console) -> int | None:
+    """None when nbgrader can be imported; else says so in one line and returns exit status 2
+    (checked before a command with ``--gradebook`` does any work)."""
+    from grader.integrations.gradebook import GradebookError, nbgrader_api
+
+    try:
+        nbgrader_api()
+    except GradebookError as exc:
+        console.print(f"[red]{what}: {escape(str(exc))}[/red]", highlight=False, soft_wrap=True)
+        return 2
+    return None
+
+
 def to_gradebook(db_url: str, folder: Path, console: Console, *, fail_on_pending: bool) -> int:
     """Write the grades of the results folder `folder` to an nbgrader gradebook; 1 when GPU grades are
-    still pending and `fail_on_pending`, else 0."""
+    still pending and `fail_on_pending`, else 0; 2 (one line) when nbgrader cannot be imported."""
     from grader.integrations.gradebook import late_from_results, records_from_results, write_gradebook
 
+    if (code := needs_nbgrader("--gradebook", console)) is not None:
+        return code
     counts = write_gradebook(db_url, records_from_results(folder), late=late_from_results(folder))
     console.print(f"gradebook {db_url}: {counts['students']} students, {counts['cells']} grade cells")
     if counts["pending"]:
@@ -80,6 +95,8 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     from grader.batch.merge import MergeError, markdown_summary, merge_runs, write_merged
     from grader.batch.results import render_summary
 
+    if args.gradebook and (code := needs_nbgrader("grader merge", console)) is not None:
+        return code
     try:
         results, instructor, merged = merge_runs(abspath(args.cpu), abspath(args.gpu))
     except MergeError as exc:

@@ -11,6 +11,10 @@ own: the submission's ``timestamp``, its ``extension`` (the student's deadline m
 assignment's ``duedate``) and each notebook's ``late_submission_penalty`` (the penalty points
 shared by the modules' earned points, summing exactly to the penalty), so `nbgrader export`
 shows raw_score, late_submission_penalty and score as `grader grade` computed them.
+
+nbgrader is an optional dependency (the kit's ``dev`` extra): without it, `nbgrader_api` raises
+`GradebookError` with one line saying what to install, and the commands check it before they
+grade (`grader.commands.integrations.needs_nbgrader`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,23 @@ from typing import Any
 from grader import MODULES
 
 ASSIGNMENT = "resource_accounting"
+INSTALL = "pip install 'nbgrader>=0.9' (or the kit's dev extra: pip install -e '.[dev]')"
+
+
+class GradebookError(RuntimeError):
+    """The gradebook cannot be written here (nbgrader missing or broken); the message is one line."""
+
+
+def nbgrader_api() -> Any:
+    """nbgrader's `nbgrader.api` module, or GradebookError naming what to install."""
+    try:
+        import nbgrader.api
+    except ImportError as exc:
+        if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "nbgrader":
+            raise GradebookError(f"--gradebook needs nbgrader, which is not installed: {INSTALL}") from None
+        why = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]  # one line, whatever the import said
+        raise GradebookError(f"--gradebook: nbgrader cannot be imported ({why}); {INSTALL}") from None
+    return nbgrader.api
 
 
 def cell_name(record: Mapping[str, Any]) -> str:
@@ -36,8 +57,7 @@ def write_gradebook(db_url: str, students: Mapping[str, Iterable[Mapping[str, An
 
     Returns counts: students, grade cells, pending grades.
     """
-    from nbgrader.api import Gradebook
-
+    Gradebook = nbgrader_api().Gradebook  # before anything is read: a missing nbgrader is one line, not a traceback
     students = {sid: list(records) for sid, records in students.items()}
     cells: dict[tuple[str, str], float] = {}
     for records in students.values():
