@@ -173,7 +173,7 @@ def build_release(out: Path) -> Path:
     (out / ".gitignore").write_text(STUDENT_GITIGNORE)
     from grader.integrations.github import write_workflow
 
-    write_workflow(out)  # the student repo autogrades each push (CPU job, GPU job, merge)
+    write_workflow(out)  # the student repo previews its score on each push (CPU, GitHub's runners)
     leaked = audit_release(out)
     if leaked:
         raise RuntimeError("the release would leak instructor material:\n" + "\n".join(leaked))

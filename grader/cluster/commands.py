@@ -57,7 +57,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prefix", default="", help="only repositories whose name starts with this")
     p.add_argument("--shards", type=int, required=True, help="N: matrix jobs")
     p.add_argument("--module", action="append", choices=MODULES, help="only this module's tests (repeatable)")
-    p.add_argument("--out", default=None, help="the file to write (default: .github/workflows/grade-class.yml)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cuda: also grade the GPU tests, in N more matrix jobs on the course's self-hosted runner "
+                        "labelled gpu, and merge them into the CPU grades (grader merge)")
+    p.add_argument("--out", default=None, help="the file to write (default: .github/workflows/grade-class.yml "
+                                               "under the current directory)")
     p.set_defaults(func=cmd_actions)
 
 
@@ -143,16 +147,16 @@ def cmd_slurm(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_actions(args: argparse.Namespace, console: Console) -> int:
-    from grader import KIT_ROOT
     from grader.cluster.actions import WORKFLOW_PATH, ActionsError, workflow, write_workflow
     from grader.commands.common import abspath
 
     try:
-        text = workflow(args.org, args.prefix, args.shards, tuple(args.module or ()))
-        path = write_workflow(abspath(args.out) if args.out else KIT_ROOT / WORKFLOW_PATH, text)
+        text = workflow(args.org, args.prefix, args.shards, tuple(args.module or ()), device=args.device)
+        path = write_workflow(abspath(args.out or WORKFLOW_PATH), text)
     except ActionsError as exc:
         console.print(f"[red]grader actions: {escape(str(exc))}[/red]", highlight=False)
         return 2
-    console.print(f"wrote {path}: commit it to the instructor repository, add the secret CLASS_TOKEN, and start "
-                  "it from the Actions tab (workflow_dispatch)", highlight=False)
+    console.print(f"wrote {path}: commit it to the instructor repository, add the secret CLASS_TOKEN"
+                  + (", register a self-hosted runner labelled gpu" if args.device == "cuda" else "")
+                  + " and start it from the Actions tab (workflow_dispatch)", highlight=False)
     return 0

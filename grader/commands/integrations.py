@@ -30,6 +30,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)")
     p.add_argument("out", help="the zip to write, e.g. autograder.zip")
+    p.add_argument("--no-gpu", action="store_true",
+                   help="the course drops the GPU tests (Gradescope has no GPU): left out of the tests and the "
+                        "maximum; default: they stay pending and the summary says the course staff grade them "
+                        "(grader grade --device cuda + grader merge)")
     p.set_defaults(func=cmd_gradescope)
 
     p = sub.add_parser("classroom-payload", help="one student's results as GitHub Classroom's reporter payload")
@@ -127,8 +131,11 @@ def cmd_gradescope(args: argparse.Namespace, console: Console) -> int:
 
     if (code := needs_instructor_repo("grader gradescope", console)) is not None:
         return code
-    out = build_bundle(abspath(args.out))
+    out = build_bundle(abspath(args.out), "none" if args.no_gpu else "staff")
     console.print(f"Gradescope autograder bundle written to {out} (upload it as the assignment's autograder)")
+    console.print("GPU tests: left out of the points (--no-gpu)" if args.no_gpu else
+                  "GPU tests: pending on Gradescope (no GPU); grade them yourself with `grader grade --device cuda` "
+                  "+ `grader merge` (README: GPU tests), or rebuild with --no-gpu to leave them out", highlight=False)
     return 0
 
 

@@ -28,13 +28,15 @@ test of results.json with ``name``, ``status``, ``score`` (that test's points, o
 ``test_code`` "", ``filename`` "" and ``line_no`` 0.  So ``sum(score) == results.json score``
 and ``max_score == results.json max_score``: Classroom shows the kit's number.
 
-Pending GPU tests (the GPU runner did not report) count in ``max_score`` with score 0 and
-status ``error`` and a message saying so: Classroom shows the points earned so far out of the
-whole assignment (never a full mark for the CPU part alone), and the job fails ("Some tests
-errored.") until the GPU run fills them in.  Test status: passed -> ``pass``; pending and a
-test that could not run (``error``) -> ``error``; failed, not attempted -> ``fail``.  Runner
-status: ``fail`` if any test failed, else ``error`` if any is pending or errored or the
-submission was rejected, else ``pass``.
+Pending GPU tests (the student workflow never runs them: the course staff do) count in
+``max_score`` with score 0 and status ``error`` (the reporter's log then prints their message,
+which says so): Classroom shows the points earned so far out of the whole assignment (never a
+full mark for the CPU part alone).  They fail nothing: a submission whose every other test
+passes reports ``pass``, so the job is not red forever for want of a GPU.  Test status: passed
+-> ``pass``; pending and a test that could not run (``error``) -> ``error``; failed, not
+attempted -> ``fail``.  Runner status: ``fail`` if any test failed, else ``error`` if a test
+could not run or the submission was rejected, else ``pass``.  Classroom's number is a preview
+(the student controls the repository and its workflow, `grader.integrations.github`).
 
 A late penalty (`grader grade --deadline ...`, `grader.batch.late`: results.json's ``score`` is the
 tests' sum less ``extra_data.late.penalty_points``) becomes one more entry, "late policy", with
@@ -94,11 +96,12 @@ def classroom_results(doc: dict[str, Any], *, message_chars: int = MESSAGE_CHARS
         raise PayloadError("not a valid results.json: " + "; ".join(problems[:3]))
     if not doc.get("tests"):
         raise PayloadError("results.json lists no tests: nothing to report")
-    tests = []
+    tests, errored = [], False
     for test in doc["tests"]:
         extra = test.get("extra_data") or {}
         result = str(extra.get("result") or test.get("status") or "pending")
         status = _STATUS.get(result, "fail")
+        errored |= result == "error"  # a pending GPU test is shown as "error" too, but fails nothing
         tests.append({"name": shown(test.get("name", "")), "status": status,
                       "score": test["score"] if status == "pass" else 0,
                       "message": _message(test, result, message_chars),
@@ -113,7 +116,7 @@ def classroom_results(doc: dict[str, Any], *, message_chars: int = MESSAGE_CHARS
                       "test_code": "", "filename": "", "line_no": 0})
     statuses = {t["status"] for t in tests}
     rejected = (doc.get("extra_data") or {}).get("status") == "rejected"
-    status = "fail" if "fail" in statuses else "error" if "error" in statuses or rejected else "pass"
+    status = "fail" if "fail" in statuses else "error" if errored or rejected else "pass"
     payload = {"version": VERSION, "status": status, "max_score": doc["max_score"], "tests": tests}
     total = sum(t["score"] for t in tests)
     if abs(total - doc["score"]) > 1e-6:

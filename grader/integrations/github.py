@@ -1,15 +1,24 @@
-"""The GitHub Actions workflow that ships in the student release.
+"""The GitHub Actions workflow that ships in the student release: a preview, not the grade.
 
-On every push it grades the student's own `assignment/` with the public tests: a CPU job
-(GPU tests pending), a job on a self-hosted runner labelled `gpu` that runs only the GPU
-tests, and a merge job that combines both, writes the score to the job summary and reports it
-to GitHub Classroom's grade column with Classroom's own reporter action
-(`classroom-resources/autograding-grading-reporter@v1`, fed by `grader classroom-payload`; the
-payload's format: `grader.integrations.classroom`).  The workflow and the merge job carry the
-names Classroom's generated workflow uses ("Autograding Tests", `run-autograding-tests`); the
-reporter needs no token (it writes annotations only), hence only `actions: read` beside
-`contents: read`, as its README shows.  The workflow is validated in the kit's tests against the
-GitHub workflow JSON schema.
+On every push it grades the student's own `assignment/` with the public tests, on GitHub's
+own runners (``ubuntu-latest``), CPU only: the GPU tests stay pending.  It writes the score to
+the job summary and reports it to GitHub Classroom's grade column with Classroom's own
+reporter action (`classroom-resources/autograding-grading-reporter@v1`, fed by `grader
+classroom-payload`; the payload's format: `grader.integrations.classroom`).
+
+The student controls that repository, this workflow included, so the score it reports is a
+preview for the student, never the grade of record: a one-line edit of the workflow reports
+full marks for a stub.  The grade of record is the course staff's run on the students'
+repositories, pulled as data (`grader actions`, `grader slurm`, or `grader grade` + `grader
+merge` by hand; README: "GPU tests").  For the same reason nothing here runs on a course
+machine: no self-hosted runner, no job waiting for one (the student's code, build backend
+included, runs only on the GitHub-hosted VM of the student's own job).
+
+The workflow and its job carry the names Classroom's generated workflow uses ("Autograding
+Tests", `run-autograding-tests`); the reporter needs no token (it writes annotations only),
+hence only `actions: read` beside `contents: read`, as its README shows.  The workflow is
+validated in the kit's tests against the GitHub workflow JSON schema (and actionlint where it
+is installed).
 """
 
 from __future__ import annotations
@@ -18,10 +27,13 @@ from pathlib import Path
 
 WORKFLOW_PATH = ".github/workflows/autograde.yml"
 
-#: How each CPU job of the kit's workflows starts (this one and `grader actions`'): the repository,
-#: Python, the kit with torch's CPU build; the grading jobs also install the sandbox.
+#: How each job of the kit's workflows on GitHub's runners starts (this one and `grader actions`'): the
+#: repository (its token not left in .git/config, where graded code could read it), Python, the kit with
+#: torch's CPU build; the grading jobs also install the sandbox.
 _CHECKOUT = """\
       - uses: actions/checkout@v4
+        with:
+          persist-credentials: false
       - uses: actions/setup-python@v5
         with:
           python-version: "3.11"
@@ -46,12 +58,13 @@ def with_setup(workflow: str) -> str:
 
 
 WORKFLOW = """\
-# Autograde every push with the public tests.  The CPU job grades everything it can and
-# records the GPU tests as pending; the `gpu` job (a self-hosted runner with CUDA) grades
-# only those; `merge` combines the two, writes the score to the job summary and reports it to
-# GitHub Classroom (its reporter action reads the payload `grader classroom-payload` writes).
-# Classroom looks for the names its own generated workflow uses: keep "Autograding Tests" and
-# the job name run-autograding-tests.
+# Autograde every push with the public tests, on GitHub's own runners (CPU only: the GPU tests
+# stay pending; the course staff grade them on a GPU machine).  This score is a PREVIEW for you:
+# you control this repository and this workflow, so the course's grade of record comes from the
+# staff's own run on your repository, never from this one.
+# The job writes the score to the job summary and reports it to GitHub Classroom (its reporter
+# action reads the payload `grader classroom-payload` writes).  Classroom looks for the names
+# its own generated workflow uses: keep "Autograding Tests" and the job name run-autograding-tests.
 name: Autograding Tests
 
 on:
@@ -67,54 +80,23 @@ concurrency:
   cancel-in-progress: true
 
 jobs:
-  cpu:
+  grade:
+    name: run-autograding-tests
     runs-on: ubuntu-latest
     timeout-minutes: 30
     steps:
 __SETUP_WITH_SANDBOX__
-      - name: Grade (CPU)
+      - name: Grade (CPU; the GPU tests stay pending)
         run: grader grade assignment --out results-cpu --device cpu --no-progress
-      - uses: actions/upload-artifact@v4
-        with:
-          name: results-cpu
-          path: results-cpu
-
-  gpu:
-    runs-on: [self-hosted, gpu]
-    timeout-minutes: 30
-    steps:
-      - uses: actions/checkout@v4
-      - name: Install the kit (the runner's CUDA torch 2.11+ is kept)
+      - name: Score summary and feedback page
+        # no GPU run in this workflow: merge only writes the summary table and the feedback page
         run: |
-          python3 -m venv --system-site-packages .venv
-          .venv/bin/python -m pip install -e .
-      - name: Grade (GPU tests only)
-        run: .venv/bin/grader grade assignment --out results-gpu --device cuda --no-progress
-      - uses: actions/upload-artifact@v4
-        with:
-          name: results-gpu
-          path: results-gpu
-
-  merge:
-    # Runs even when the GPU runner is down: its tests then stay pending (not scored; in
-    # Classroom they count as 0 of their points and the job fails until the GPU run reports).
-    name: run-autograding-tests
-    needs: [cpu, gpu]
-    if: ${{ always() && needs.cpu.result == 'success' }}
-    runs-on: ubuntu-latest
-    steps:
-__SETUP__
-      - uses: actions/download-artifact@v4
-        with:
-          name: results-cpu
-          path: results-cpu
-      - uses: actions/download-artifact@v4
-        continue-on-error: true
-        with:
-          name: results-gpu
-          path: results-gpu
-      - name: Merge and report
-        run: grader merge results-cpu results-gpu --out results --markdown "$GITHUB_STEP_SUMMARY"
+          grader merge results-cpu no-gpu-run --out results --markdown "$GITHUB_STEP_SUMMARY"
+          {
+            echo ""
+            echo "This score is a preview: the GPU tests are graded by the course staff, and the grade of"
+            echo "record is the staff's own run on your repository."
+          } >> "$GITHUB_STEP_SUMMARY"
       - uses: actions/upload-artifact@v4
         with:
           name: results

@@ -13,14 +13,17 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from grader import KIT_ROOT
 from grader.integrations.gradescope import build_bundle
 from grader.release import build_release
 from grader.batch.results import validate_results
 
 
-def test_gradescope_bundle_grades_in_a_local_autograder_layout(tmp_path):
-    bundle = build_bundle(tmp_path / "autograder.zip")
+@pytest.mark.parametrize("gpu_tests", ["staff", "none"])
+def test_gradescope_bundle_grades_in_a_local_autograder_layout(tmp_path, gpu_tests):
+    bundle = build_bundle(tmp_path / "autograder.zip", gpu_tests)
     root = tmp_path / "autograder"
     with zipfile.ZipFile(bundle) as zf:
         names = zf.namelist()
@@ -39,11 +42,21 @@ def test_gradescope_bundle_grades_in_a_local_autograder_layout(tmp_path):
     assert validate_results(doc) == [], proc.stdout[-2000:] + proc.stderr[-2000:]
     assert doc["score"] == doc["max_score"] - doc["extra_data"]["pending_points"] > 0, doc["output"]
     assert {t["visibility"] for t in doc["tests"]} == {"visible", "after_published"}  # public and hidden ran
+    gpu = [t for t in doc["tests"] if t["extra_data"]["gpu"]]
+    if gpu_tests == "staff":  # memory has a GPU test: pending, and the summary says who grades it
+        assert gpu and doc["extra_data"]["pending_points"] == sum(t["max_score"] for t in gpu) > 0
+        assert "graded by the course staff on a GPU machine (grader grade --device cuda + grader merge)" in doc["output"]
+    else:  # the course drops them: not in the tests, not in the maximum, nothing pending
+        assert not gpu and doc["extra_data"]["pending_points"] == 0 and doc["score"] == doc["max_score"]
+        assert "does not grade the GPU tests" in doc["output"]
 
 
 def test_student_workflow_commands_run_in_a_release(tmp_path):
     release = build_release(tmp_path / "release")
-    assert (release / ".github" / "workflows" / "autograde.yml").exists()
+    workflow = (release / ".github" / "workflows" / "autograde.yml").read_text()
+    assert "grader grade assignment --out results-cpu --device cpu" in workflow  # what runs below
+    assert "grader merge results-cpu no-gpu-run --out results" in workflow and "self-hosted" not in workflow
+    assert "preview" in (release / "README.md").read_text()  # the student README says what that score is
     shutil.copy2(KIT_ROOT / "solutions" / "views.py", release / "assignment" / "views.py")  # one module done
     env = {**os.environ, "PYTHONPATH": str(release)}
 
@@ -54,7 +67,7 @@ def test_student_workflow_commands_run_in_a_release(tmp_path):
     cpu = run("grade", "assignment", "--out", "results-cpu", "--device", "cpu", "--no-progress")
     assert cpu.returncode == 0, cpu.stdout[-3000:] + cpu.stderr[-3000:]
     summary = tmp_path / "summary.md"
-    merged = run("merge", "results-cpu", "results-gpu", "--out", "results", "--markdown", str(summary),
+    merged = run("merge", "results-cpu", "no-gpu-run", "--out", "results", "--markdown", str(summary),
                  "--gradebook", f"sqlite:///{tmp_path / 'gb.db'}")
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert "still pending" in merged.stdout  # no GPU run here: GPU tests stay pending, never scored
@@ -68,5 +81,5 @@ def test_student_workflow_commands_run_in_a_release(tmp_path):
     assert run("classroom-payload", "results", "--github-output", str(output)).returncode == 0
     payload = json.loads(base64.b64decode(output.read_text().strip().removeprefix("result=")))
     assert sum(t["score"] for t in payload["tests"]) == doc["score"] and payload["max_score"] == doc["max_score"]
-    failing = merged.returncode, run("merge", "results-cpu", "results-gpu", "--out", "r2", "--fail-on-pending").returncode
+    failing = merged.returncode, run("merge", "results-cpu", "no-gpu-run", "--out", "r2", "--fail-on-pending").returncode
     assert failing == (0, 1)
