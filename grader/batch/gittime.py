@@ -2,11 +2,22 @@
 
     git log -1 --format=%cI HEAD -- <the graded files>
 
-and only when those files, as graded, are exactly what ``HEAD`` holds (``git ls-tree`` against
-the blob ids of the bytes on disk): the time of a commit says nothing about files changed after
-it, or about files that were moved out of the folder the commits touched.
+and only when those files, as graded, are exactly what ``HEAD`` holds: the time of a commit says
+nothing about files changed after it, or about files that were moved out of the folder the
+commits touched.  "Exactly what HEAD holds" means the graded bytes are what a checkout of HEAD's
+blob at that path writes, under any of git's *own* conversions: the blob as it is, or with
+every lone LF written as CRLF (``eol=crlf``, ``core.autocrlf=true``), each with or without
+``$Id$`` expanded to ``$Id: <blob id> $`` (``ident``).  Which one a checkout used is decided by
+attributes and settings the student controls, so all are accepted, and nothing else: not the
+student's filters (a ``filter=`` driver is a program, never run), and not "equal once line
+endings are normalised" (a file that reads its own bytes could hide a late payload in which
+lines end in CRLF).  Paths go to git and come back byte for byte (``--literal-pathspecs``,
+``ls-tree -z``: a non-ASCII or quoted folder name, a ``*`` or ``:(exclude)`` in a name, is just
+a name).  Anything else (a file changed after the commit, never committed, a symlink, a
+``working-tree-encoding``, an unreadable repository) leaves the time unknown: `GitTimeError`,
+and `grader.batch.late` lists it for the instructor's decision.
 
-run so that nothing the submission controls can execute.  git reads a repository's own
+It runs so that nothing the submission controls can execute.  git reads a repository's own
 ``.git/config`` (where ``core.fsmonitor``, ``core.pager``, ``gpg.program`` with
 ``log.showSignature``, a promisor remote's ``ext::`` URL... name programs to run), so git never
 sees the submission's ``.git`` as a repository: it runs on a *shadow* git directory of ours
@@ -29,11 +40,14 @@ use it carry a warning.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 from datetime import datetime
 from pathlib import Path
+
+from grader.untrusted import shown
 
 #: Seconds one `git log` may take.
 TIMEOUT = 20.0
@@ -94,21 +108,44 @@ def _limit_memory() -> None:  # in the git child, before exec
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
 
 
-def _git(shadow: Path, tmp: str, args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def _git(shadow: Path, tmp: str, args: list[str], timeout: float,
+         stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """git on the shadow directory; output as bytes (paths are bytes: never decoded, never quoted)."""
     cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "log.showSignature=false",
-           "-c", "core.commitGraph=false", "--no-pager", "--git-dir", str(shadow), *args]
+           "-c", "core.commitGraph=false", "--no-pager", "--literal-pathspecs", "--git-dir", str(shadow), *args]
     try:
-        return subprocess.run(cmd, cwd=tmp, env=_env(Path(tmp)), capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL, preexec_fn=_limit_memory)
+        return subprocess.run(cmd, cwd=tmp, env=_env(Path(tmp)), capture_output=True, timeout=timeout,
+                              preexec_fn=_limit_memory, **({"input": stdin} if stdin is not None
+                                                           else {"stdin": subprocess.DEVNULL}))
     except subprocess.TimeoutExpired:
         raise GitTimeError(f"git {args[0]} took longer than {timeout:g} s") from None
 
 
+def _last_line(proc: subprocess.CompletedProcess[bytes], *paths: tuple[str, str]) -> str:
+    """git's last line on stderr, without this machine's paths (instructor-only: it may quote the
+    submission's ref names; shown through `grader.untrusted.shown` wherever it is printed)."""
+    why = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1][:1000]
+    for path, name in paths:
+        why = why.replace(path, name)
+    return why[:300]
+
+
 def blob_id(data: bytes, fmt: str) -> str:
-    """git's object id of a file with these bytes (``git hash-object``)."""
+    """git's object id of a file with these bytes (``git hash-object --no-filters``)."""
     import hashlib
 
     return hashlib.new(OBJECT_FORMATS[fmt], b"blob %d\0" % len(data) + data).hexdigest()
+
+
+_LONE_LF = re.compile(rb"(?<!\r)\n")
+
+
+def checkouts(blob: bytes, oid: str) -> set[bytes]:
+    """The bytes a git checkout writes for `blob` (object id `oid`) under git's own conversions, in
+    git's order (``ident`` first, then end of lines: convert.c): as is, every lone LF as CRLF, each
+    with or without ``$Id$`` expanded.  Nothing a filter driver would write."""
+    forms = {blob, blob.replace(b"$Id$", b"$Id: %s $" % oid.encode())}
+    return forms | {_LONE_LF.sub(b"\r\n", f) for f in forms}
 
 
 def commit_time(folder: Path, files: list[str], timeout: float = TIMEOUT) -> datetime:
@@ -151,13 +188,13 @@ def commit_time(folder: Path, files: list[str], timeout: float = TIMEOUT) -> dat
         if not files:
             raise GitTimeError("no graded file to date")
         _same_as_head(folder, files, fmt, shadow, tmp, timeout)
-        proc = _git(shadow, tmp, ["log", "-1", "--no-show-signature", "--format=%cI", "HEAD", "--", *files], timeout)
-        if proc.returncode != 0:  # git's last line, without this machine's paths
-            why = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-            why = why.replace(str(shadow), ".git").replace(tmp, ".").replace(str(folder), ".")
+        proc = _git(shadow, tmp, ["log", "-1", "-z", "--no-show-signature", "--format=%cI", "HEAD", "--", *files],
+                    timeout)
+        if proc.returncode != 0:
             raise GitTimeError(f"git log failed (exit status {proc.returncode}): not a readable repository, or "
-                               "no commit yet", detail=why[:300])
-    text = proc.stdout.strip()
+                               "no commit yet", detail=_last_line(proc, (str(shadow), ".git"), (tmp, "."),
+                                                                  (str(folder), ".")))
+    text = proc.stdout.strip(b"\0\n ").decode("ascii", "replace")
     if not text:
         raise GitTimeError("no commit touches the graded files")
     try:
@@ -167,22 +204,61 @@ def commit_time(folder: Path, files: list[str], timeout: float = TIMEOUT) -> dat
 
 
 def _same_as_head(folder: Path, files: list[str], fmt: str, shadow: Path, tmp: str, timeout: float) -> None:
-    """GitTimeError unless every graded file's bytes are what HEAD holds at that path."""
-    proc = _git(shadow, tmp, ["ls-tree", "-r", "--full-tree", "HEAD", "--", *files], timeout)
+    """GitTimeError unless every graded file's bytes are a checkout of HEAD's blob at that path
+    (`checkouts`).  The blobs are read only when the bytes on disk are not the blob as is, and
+    only blobs no larger than the file (a checkout never shrinks a blob)."""
+    proc = _git(shadow, tmp, ["ls-tree", "-r", "-l", "-z", "--full-tree", "HEAD", "--", *files], timeout)
     if proc.returncode != 0:
         raise GitTimeError("git could not list the last commit's files (not a readable repository, or no commit yet)",
-                           detail=(proc.stderr.strip().splitlines() or [""])[-1][:300])
-    committed: dict[str, str] = {}
-    for line in proc.stdout.splitlines():
-        meta, _, path = line.partition("\t")
-        parts = meta.split()
-        if len(parts) == 3 and parts[1] == "blob":
-            committed[path] = parts[2]
+                           detail=_last_line(proc, (str(shadow), ".git"), (tmp, ".")))
+    committed: dict[bytes, tuple[str, int]] = {}  # path -> (object id, size) of a regular file's blob
+    for record in proc.stdout.split(b"\0"):
+        meta, tab, path = record.partition(b"\t")
+        parts = meta.decode("ascii", "replace").split()
+        if tab and len(parts) == 4 and parts[0] in ("100644", "100755") and parts[1] == "blob" \
+                and parts[3].isdigit():
+            committed[path] = (parts[2], int(parts[3]))
+    unread: dict[str, tuple[str, bytes]] = {}  # rel -> (object id, bytes on disk)
     for rel in files:
         path = folder / rel
         data = path.read_bytes() if path.is_file() and not path.is_symlink() else None
-        if rel not in committed:
-            raise GitTimeError(f"{rel} is not in the last commit: the commit times say nothing about it")
-        if data is None or blob_id(data, fmt) != committed[rel]:
-            raise GitTimeError(f"{rel} differs from the last commit (changes not committed): the commit times say "
-                               "nothing about it")
+        if os.fsencode(rel) not in committed:
+            raise GitTimeError(f"{shown(rel)} is not in the last commit (as a file): the commit times say nothing "
+                               "about it")
+        oid, size = committed[os.fsencode(rel)]
+        if data is None or size > len(data):
+            raise _differs(rel)
+        if blob_id(data, fmt) != oid:
+            unread[rel] = (oid, data)
+    if not unread:
+        return
+    oids = sorted({oid for oid, _ in unread.values()})
+    proc = _git(shadow, tmp, ["cat-file", "--batch"], timeout, stdin="".join(f"{o}\n" for o in oids).encode())
+    blobs = _parse_batch(proc.stdout) if proc.returncode == 0 else {}
+    for rel, (oid, data) in unread.items():
+        if oid not in blobs or data not in checkouts(blobs[oid], oid):
+            raise _differs(rel)
+
+
+def _differs(rel: str) -> GitTimeError:
+    return GitTimeError(f"{shown(rel)} differs from the last commit (changes not committed): the commit times say "
+                        "nothing about it")
+
+
+def _parse_batch(out: bytes) -> dict[str, bytes]:
+    """The blobs of ``git cat-file --batch`` output (``<oid> blob <size>\\n<bytes>\\n`` each)."""
+    blobs: dict[str, bytes] = {}
+    at = 0
+    while at < len(out):
+        end = out.find(b"\n", at)
+        if end < 0:
+            break
+        head = out[at:end].decode("ascii", "replace").split()
+        at = end + 1
+        if len(head) != 3 or not head[2].isdigit():  # "<oid> missing"
+            continue
+        size = int(head[2])
+        if head[1] == "blob":
+            blobs[head[0]] = out[at:at + size]
+        at += size + 1
+    return blobs

@@ -347,7 +347,7 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
         console.print("public tests only: the hidden tests are not in this copy of the kit", highlight=False)
     if todo:
         _run_pool(todo, options, console, result)
-    from grader.batch.late import apply_policy  # `late` (a grader.batch.late.LatePolicy, or None) sets the final scores
+    from grader.batch.late_batch import apply_policy  # `late` (a grader.batch.late.LatePolicy, or None) sets the final scores
 
     apply_policy(late, sources, layout, console)
     # grades.csv and the summary cover every submission of this batch, refused ones included
@@ -370,7 +370,7 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
     if result.warning:
         console.print(f"[bold red]{result.warning}[/bold red]", highlight=False)
     if late is not None:  # last and loud: each submission whose time is unknown, for the instructor to decide
-        from grader.batch.late import list_unknown_times
+        from grader.batch.late_batch import list_unknown_times
 
         list_unknown_times(layout, [src.student for src in sources], console)
     return result

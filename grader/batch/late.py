@@ -16,12 +16,14 @@ The policy, as stated to students (README "Late policy"):
   added to the assignment's deadline (``2d``, ``36h``, ``1d12h``).  The extension replaces the
   deadline for that student; grace applies on top of it, and a student late past the extension
   is penalised from the extended deadline.
-* *Times*: ``--submitted-at times.csv`` (``student,submitted_at``, what LMS exports give) first;
+* *Times* (`grader.batch.late_batch`, which applies the policy to a batch): ``--submitted-at times.csv`` (``student,submitted_at``, what LMS exports give) first;
   else, for a submission folder holding ``.git``, the committer date of the last commit touching
   the files that were graded, provided they are exactly what that commit holds
   (`grader.batch.gittime`; flagged: commit dates are set by whoever commits); else no time is
   known: *a note* in the student's results, grades.csv and the report, and no penalty
-  (``--if-no-time cap``: the cap, for classes that must submit through git).
+  (``--if-no-time cap``: the cap, for classes that must submit through git).  Every submission
+  with no known time is listed last by `grader grade` (`late_batch.list_unknown_times`) and at the top of
+  the class report's late section, for the instructor to decide.
 
 Input errors (a missing or malformed file, a duplicate student, a time or deadline without a
 zone, a penalty like ``10%/fortnight``) raise `LateInputError` before anything is graded (the
@@ -35,13 +37,12 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from grader.untrusted import shown, shown_markup
+from grader.untrusted import shown
 
 UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
 _DURATION = re.compile(r"(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
@@ -319,110 +320,3 @@ def csv_cells(doc: dict[str, Any] | None) -> dict[str, str]:
 def unknown_decision(late: dict[str, Any]) -> str:
     """What was decided for a submission with no known time: "no penalty", or the cap."""
     return f"-{late['percent']:g}% (--if-no-time cap)" if late.get("percent") else "no penalty"
-
-
-def graded_files(doc: dict[str, Any]) -> list[str]:
-    """The files a results.json says were graded, as paths in the submission folder (its layout's
-    root, then each module and helper file taken from there)."""
-    from pathlib import PurePosixPath
-
-    sub = (doc.get("extra_data") or {}).get("submission") or {}
-    root = PurePosixPath(str(sub.get("layout") or "."))
-    names = [*(sub.get("files") or {}), *(sub.get("helpers") or {})]
-    return sorted(str(root / f"{name}.py") for name in names)
-
-
-def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any, console: Any) -> dict[str, int]:
-    """Apply `policy` to the results.json of every source of a batch (or remove an earlier run's
-    late data, `policy` None: results reflect this command line).  Returns counts by status.
-
-    Prints one line per late submission, and git's own words where it could not date one; the
-    submissions with no known time are listed last by `list_unknown_times`."""
-    from grader.batch.gittime import GitTimeError, commit_time, is_git_repo
-    from grader.batch.results import load_results, write_json
-
-    counts: dict[str, int] = {}
-    used: set[str] = set()
-    lines: list[str] = []
-    git = 0
-    for src in sources:
-        path = layout.results(src.student)
-        doc = load_results(path)
-        if doc is None or (policy is None and "late" not in doc.get("extra_data", {})):
-            continue
-        if policy is None:
-            write_json(path, apply(doc, None))
-            counts["removed"] = counts.get("removed", 0) + 1
-            continue
-        name = Path(src.path).name
-        keys = [src.student, next((name[:-len(x)] for x in (".tar.gz", ".tgz", ".zip") if name.endswith(x)), name)]
-        key = next((k for k in keys if policy.times and k in policy.times), None)
-        ext_key = next((k for k in keys if k in policy.extensions), None)
-        used.update(k for k in (key, ext_key) if k)
-        submitted, source, note, warning = None, "", "", ""
-        if key is not None and policy.times[key] is not None:
-            submitted, source = policy.times[key], "times.csv"
-        elif is_git_repo(Path(src.path)):
-            try:
-                submitted, source = commit_time(Path(src.path), graded_files(doc)), "git"
-                git += 1
-                warning = "commit date: set by whoever commits, not a trusted clock"
-            except GitTimeError as exc:
-                note = f"git: {exc}"
-                if exc.detail:  # git's own words may quote the submission: the instructor's console only
-                    lines.append(f"  {shown(src.student)}: git said: {shown(exc.detail)}")
-        elif policy.times is None:
-            note = "no --submitted-at and not a git repository"
-        else:
-            note = ("its time is empty in " if key is not None else "not in ") + (policy.times_file or "--submitted-at")
-        late = assess(policy, ext_key or src.student, submitted, source, note, warning)
-        write_json(path, apply(doc, late))
-        counts[late["status"]] = counts.get(late["status"], 0) + 1
-        if late["status"] == "late":
-            lines.append(f"  {shown(src.student)}: {shown(csv_cells(doc)['late'])}")
-    if policy is None:
-        if counts:
-            console.print(f"[yellow]late policy: no --deadline given: removed the late penalty of {counts['removed']} "
-                          "earlier result(s)[/yellow]", highlight=False)
-        return counts
-    unused = sorted(set(policy.times or {}) - used) + sorted(set(policy.extensions) - used)
-    console.print(f"late policy ({shown(policy.describe())}): " + ", ".join(
-        f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items())), highlight=False, markup=False)
-    for line in lines:
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
-    if unused:
-        console.print("[yellow]late policy: not in this batch (ignored): " + ", ".join(shown_markup(u) for u in unused)
-                      + "[/yellow]", highlight=False, soft_wrap=True)
-    if git:
-        console.print(f"[yellow]late policy: the time of {git} submission(s) is the date of their last commit touching "
-                      "assignment/: commit dates are set by whoever commits (a student can backdate them); check "
-                      "them against the LMS where it matters[/yellow]", highlight=False)
-    return counts
-
-
-def unknown_times(layout: Any, students: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
-    """(student, extra_data.late) of each of `students` whose results.json has no known time."""
-    from grader.batch.results import load_results
-
-    out = []
-    for student in students:
-        late = ((load_results(layout.results(student)) or {}).get("extra_data") or {}).get("late")
-        if isinstance(late, dict) and late.get("status") == "unknown":
-            out.append((student, late))
-    return out
-
-
-def list_unknown_times(layout: Any, students: Iterable[str], console: Any) -> int:
-    """The last lines of `grader grade` with a late policy: every submission whose time is unknown,
-    one line each with why and what was decided (README "Late policy" says what to do).  Returns
-    how many."""
-    unknown = unknown_times(layout, students)
-    if unknown:
-        console.print(f"[bold red]late policy: NO SUBMISSION TIME for {len(unknown)} submission(s): decide each one "
-                      "(a time from the LMS in --submitted-at, then grade again; README \"Late policy\"):[/bold red]",
-                      highlight=False, soft_wrap=True)
-    for student, late in unknown:
-        console.print(f"[bold red]  {shown_markup(student)}: {shown_markup(unknown_decision(late))}: "
-                      f"{shown_markup(late.get('note') or 'no reason recorded')}[/bold red]", highlight=False,
-                      soft_wrap=True)
-    return len(unknown)

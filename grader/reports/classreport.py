@@ -139,7 +139,8 @@ def collect(folder: Path, compare: Path | None = None) -> ClassData:
         if stats.get("infra_error"):
             incidents.append({"student": sid, "kind": "grader error", "detail": str(stats["infra_error"])[:400]})
     ordered = sorted(tests.values(), key=lambda t: (t.pass_rate if t.graded else 2.0, t.module, t.name))
-    from grader.batch.late import unknown_decision, unknown_times
+    from grader.batch.late import unknown_decision
+    from grader.batch.late_batch import unknown_times
     from grader.untrusted import shown
 
     data = ClassData(folder, students, ordered, incidents, unknown_times=[

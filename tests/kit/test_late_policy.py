@@ -1,4 +1,4 @@
-"""The late policy (`grader.batch.late`, `grader.batch.gittime`): the rules, the inputs, results.json,
+"""The late policy (`grader.batch.late`, `late_batch`, `gittime`): the rules, the inputs, results.json,
 grades.csv, merge, the gradebook, the report, and one real `grader grade` batch.
 
 Policy under test (README "Late policy"): every started day (or hour) after deadline + grace
@@ -28,8 +28,9 @@ from grader import KIT_ROOT
 from grader.batch.discover import Source
 from grader.cli import main as cli
 from grader.batch.gittime import GitTimeError, commit_time
-from grader.batch.late import (LateInputError, LatePolicy, apply, apply_policy, assess, parse_duration, parse_rate,
-                         parse_time, policy_from_args, read_extensions, read_times)
+from grader.batch.late import (LateInputError, LatePolicy, apply, assess, csv_cells, parse_duration, parse_rate,
+                               parse_time, policy_from_args, read_extensions, read_times)
+from grader.batch.late_batch import apply_policy
 from grader.batch.results import CSV_FIELDS, Layout, build_results, validate_results, write_json
 
 pytestmark = pytest.mark.kit
@@ -235,6 +236,75 @@ def test_git_time_refuses_what_git_never_writes(tmp_path):
         commit_time(repo, ["assignment/memory.py"])
 
 
+def _clone(src: Path, dest: Path) -> Path:
+    _git(src.parent, "clone", "-q", str(src), str(dest))
+    return dest
+
+
+def test_git_time_takes_any_folder_name_byte_for_byte(tmp_path):
+    """Paths go to git as literal bytes and come back NUL-separated: a non-ASCII name (which
+    `git ls-tree` quotes without -z), spaces, a name that is pathspec magic or a glob."""
+    for name in ("devoir é", "naïve\tdir", ":(exclude)x", "*", "sub[1]", "a\\b", "\u202eevil"):
+        repo = tmp_path / f"r{len(list(tmp_path.iterdir()))}"
+        (repo / name / "assignment").mkdir(parents=True)
+        (repo / name / "assignment" / "memory.py").write_text("x = 1\n")
+        (repo / "assignment").mkdir()  # what a glob or an exclusion would match instead
+        (repo / "assignment" / "memory.py").write_text("x = 2\n")
+        _git(repo, "init", "-q")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", "late", date="2026-12-06T10:00:00Z")
+        _git(repo, "commit", "-qm", "other", "--allow-empty", date="2027-01-01T00:00:00Z")
+        assert commit_time(repo, [f"{name}/assignment/memory.py"]) == datetime(2026, 12, 6, 10, tzinfo=UTC), name
+
+
+def test_git_time_accepts_git_own_checkouts_and_never_runs_a_filter(tmp_path):
+    """The graded bytes may be any checkout git itself writes of HEAD's blob (CRLF lines from
+    ``eol=crlf``, an expanded ``$Id$``, CRLF committed as such), whatever the student's attributes
+    say; a filter driver the repository names is never run."""
+    marker = tmp_path / "PWNED"
+    text = b"# $Id$\nx = 1\n\ny = 'a\\n'\n"
+    cases = {"crlf_ident": (b"* text eol=crlf ident\n*.py filter=evil diff=evil\n", text),
+             "autocrlf": (b"", text), "crlf_committed": (b"* -text\n", text.replace(b"\n", b"\r\n")),
+             "mixed_committed": (b"* text eol=crlf\n", b"a = 1\r\nb = 2\n")}
+    for name, (attributes, data) in cases.items():
+        work = tmp_path / "work" / name
+        (work / "assignment").mkdir(parents=True)
+        _git(work, "init", "-q")
+        _git(work, "config", "core.autocrlf", "true" if name == "autocrlf" else "false")
+        (work / "assignment" / "memory.py").write_bytes(data)
+        _git(work, "add", "-A")  # the blob holds these bytes (the attributes below came later)
+        (work / ".gitattributes").write_bytes(attributes)
+        _git(work, "add", "-A")
+        _git(work, "commit", "-qm", "late", date="2026-12-06T10:00:00Z")
+        if name == "autocrlf":  # a Windows student's checkout: CRLF on disk, LF in the repository
+            (work / "assignment" / "memory.py").write_bytes(data.replace(b"\n", b"\r\n"))
+        repo = work if name == "autocrlf" else _clone(work, tmp_path / name)
+        for key in ("clean", "smudge", "process", "textconv", "command"):
+            _git(repo, "config", f"filter.evil.{key}", f"touch {marker}; cat")
+            _git(repo, "config", f"diff.evil.{key}", f"touch {marker}; cat")
+        on_disk = (repo / "assignment" / "memory.py").read_bytes()
+        assert on_disk != data or name == "crlf_committed", name  # the checkout converted it
+        assert commit_time(repo, ["assignment/memory.py"]) == datetime(2026, 12, 6, 10, tzinfo=UTC), name
+    assert not marker.exists()
+
+
+def test_git_time_refuses_bytes_no_checkout_writes(tmp_path):
+    """Equal "once line endings are normalised" is not enough: which lines end in CRLF is room for
+    a payload a file can read from its own bytes.  Such a file has no time (a note), never an early one."""
+    repo = _repo(tmp_path / "hal", "2026-11-20T10:00:00Z")
+    path = repo / "assignment" / "memory.py"
+    committed = path.read_bytes()
+    path.write_bytes(committed.replace(b"\n", b"\r\n", 3))  # some lines CRLF, the rest LF
+    with pytest.raises(GitTimeError, match="differs from the last commit"):
+        commit_time(repo, ["assignment/memory.py"])
+    path.write_bytes(committed.replace(b"\n", b"\r\n").replace(b"\r\n", b"\r\r\n", 1))
+    with pytest.raises(GitTimeError, match="differs from the last commit"):
+        commit_time(repo, ["assignment/memory.py"])
+    path.write_bytes(b"# $Id: " + b"0" * 40 + b" $\n" + committed)  # an Id that is not the blob's
+    with pytest.raises(GitTimeError, match="differs from the last commit"):
+        commit_time(repo, ["assignment/memory.py"])
+
+
 def test_apply_policy_notes_missing_times_and_removes_stale_penalties(tmp_path):
     layout = Layout(tmp_path / "out")
     for s in ("alice", "bob", "dave"):
@@ -344,5 +414,53 @@ def test_no_time_known_is_no_penalty_or_the_cap_as_asked():
         late = assess(_policy(if_no_time=choice), "gus", None, "", note="git: uncommitted changes")
         assert (late["status"], late["percent"]) == ("unknown", percent)
         assert late["note"].startswith("git: uncommitted changes")
+        doc = apply(_doc(), late)  # what grades.csv and the student's summary say is what was applied
+        said = "-50% (--if-no-time cap)" if percent else "no penalty"
+        assert csv_cells(doc)["late"].startswith(f"no time known: {said} (git: uncommitted changes")
+        line = next(x for x in doc["output"].splitlines() if x.startswith("Late policy: "))
+        assert ("the cap" in line and "-10" in line) if percent else "no late penalty applied" in line
     with pytest.raises(LateInputError, match="need --deadline"):
         policy_from_args(None, None, if_no_time="cap")
+
+
+def test_adversarial_late_git_submissions(tmp_path):
+    """Issue 23, root cause 5 (`tests/adversarial/late.py`): git submissions five days late whose
+    check was easy to break (a non-ASCII folder, ``eol=crlf`` and ``ident`` attributes, a filter
+    driver, CRLF committed as such, a folder named like pathspec magic) get their honest twin's
+    penalty, from git; no filter runs; and a submission whose time truly is unknown is listed,
+    last, with why."""
+    from grader.batch.discover import student_id
+    from tests.adversarial import late as cases
+
+    os.chmod(tmp_path, 0o755)
+    marker = tmp_path / "PWNED"
+    built = cases.build(tmp_path / "subs", tmp_path / "scratch", marker)
+    changed = _repo(tmp_path / "subs" / "changed_after", "2026-11-20T10:00:00Z")  # on time, then edited
+    with (changed / "assignment" / "memory.py").open("a") as f:
+        f.write("# edited after the last commit\n")
+    proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade", "subs", "--out", "out", "--module", "memory",
+                           "--public-only", "--no-progress", "-j", "2", "--call-timeout", "60",
+                           "--deadline", cases.DEADLINE, "--late-penalty", "10%/day", "--late-cap", "50%",
+                           "--grace", "15m"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "COLUMNS": "1000", "NO_COLOR": "1", "TERM": "dumb"})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert not marker.exists()
+    layout = Layout(tmp_path / "out")
+    docs = {name: json.loads(layout.results(student_id(path)).read_text()) for name, path in built.items()}
+    twin = docs[cases.TWIN]
+    assert 0 < twin["score"] == twin["extra_data"]["late"]["raw_score"] / 2
+    for name, doc in docs.items():
+        late = doc["extra_data"]["late"]
+        assert (late["status"], late["source"], late["units_late"], late["percent"]) == ("late", "git", 5, 50), name
+        assert doc["score"] == twin["score"], name
+    out = proc.stdout + proc.stderr
+    tail = out[out.index("NO SUBMISSION TIME for 1 submission(s)"):].splitlines()
+    assert tail[1].strip().startswith("changed_after: no penalty: git: assignment/memory.py differs from the last "
+                                      "commit"), tail
+    assert "late_non_ascii_crlf" not in "\n".join(tail) and len(tail) == 2
+    assert cli(["report", str(tmp_path / "out"), "--out", str(tmp_path / "report.html")]) == 0
+    page = (tmp_path / "report.html").read_text()
+    section = page[page.index('id="late-section"'):]  # the unknown times come first in the late section
+    assert section.index('data-unknown-time="changed_after"') < section.index('id="late"')
+    assert page.count("data-unknown-time=") == 1 and 'data-late="late_plain"' in page
