@@ -11,6 +11,13 @@ Loaded for every run via `addopts = "-p grader.pytest_plugin"` in pyproject.toml
 * `--kit-report FILE` writes one JSON record per graded test (status, points, a one-line
   plain-language message, and the pictures' data the test attached with `grader.figures.attach`),
   which `grader check/validate/grade` turn into scores (and `grader.reports.feedback` into pages).
+* `--kit-stream FILE` appends each graded test's record to FILE (one JSON line) as soon as the
+  test ends: what a run that was stopped (killed over its budget or out of memory) had earned.
+* `--kit-budget SECONDS` (`grader grade`'s per-submission budget, `grader.batch.budget`): once this
+  process has spent SECONDS of CPU time since `--kit-budget-start`, every further probe call fails
+  at once, the test in progress fails, the remaining tests are not run and are recorded as not
+  graded.  A MemoryError in this (trusted) process stops the run the same way.  The report then
+  says why (``stopped``).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +36,7 @@ from grader.student import NotAttempted, ProbeError, Student
 
 GRADED_DIRS = ("public", "hidden")
 PENDING_REASON = "pending: needs CUDA"
+NOT_RUN = "the test did not run"  # a record's message until its test ends
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -41,6 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
         from grader import fresh
 
         fresh.start()
+    budget = config.getoption("kit_budget")
+    start = config.getoption("kit_budget_start")
+    config.stash[_STOP] = RunStop(budget, time.process_time() if start is None else start)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -60,6 +72,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "auto: GPU tests run where CUDA exists, pending elsewhere")
     group.addoption("--backend", default=os.environ.get("KIT_BACKEND", "inprocess"),
                     choices=("inprocess", "sandbox"), help="how probes reach the code under test")
+    group.addoption("--kit-stream", default=None,
+                    help="append each graded test's record to this file (JSON lines) as soon as the test ends")
+    group.addoption("--kit-budget", default=None, type=float, metavar="SECONDS",
+                    help="CPU seconds of this process for the run (grader grade's per-submission budget): once "
+                         "spent, probe calls fail at once and the remaining tests are not graded")
+    group.addoption("--kit-budget-start", default=None, type=float, metavar="CPU_SECONDS",
+                    help="this process's CPU time (time.process_time) at which the budget started (default: now)")
 
 
 def graded_kind(path: Path) -> str | None:
@@ -112,11 +131,72 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "checked": _first_line(getattr(item, "obj", None).__doc__ if hasattr(item, "obj") else None)
                        or item.name.removeprefix("test_").replace("_", " "),
             "status": "error",
-            "message": "the test did not run",
+            "message": NOT_RUN,
         }
 
 
 _RECORD = pytest.StashKey[dict[str, Any]]()
+
+
+class RunStop:
+    """Why this run stopped grading, if it did: its time budget spent (`--kit-budget`), or this
+    trusted process out of memory.  Once stopped, probe calls fail at once (`_Budgeted`), the test
+    in progress fails with `message`, and no further test runs."""
+
+    def __init__(self, budget: float | None, start: float):
+        self.budget = budget
+        self.start = start
+        self.why = ""  # "" | "time" | "memory"
+        self.message = ""
+
+    def stopped(self) -> bool:
+        if not self.why and self.budget is not None and time.process_time() - self.start > self.budget:
+            from grader.batch.budget import time_message
+
+            self.stop("time", time_message(self.budget))
+        return bool(self.why)
+
+    def stop(self, why: str, message: str) -> None:
+        if not self.why:
+            self.why, self.message = why, message
+
+
+_STOP = pytest.StashKey[RunStop]()
+
+
+class _Budgeted:
+    """A backend whose calls fail at once, without reaching the code under test, once the run has
+    stopped (`RunStop`): the submission's remaining tests finish in no time."""
+
+    def __init__(self, inner: Any, stop: RunStop):
+        self.inner = inner
+        self.stop = stop
+        self.folder = inner.folder
+
+    def call(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self.stop.stopped():
+            return {"boundary": self.stop.message}
+        return self.inner.call(name, kwargs)
+
+    def call_measured(self, name: str, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        if self.stop.stopped():
+            return {"boundary": self.stop.message}, {"peak_growth_bytes": -1, "method": "not measured (not run)"}
+        return self.inner.call_measured(name, kwargs)
+
+    def source(self, module: str) -> str | None:
+        return self.inner.source(module)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def out_of_memory(exc: BaseException | None) -> bool:
+    """Whether `exc`, raised in this trusted process, says that it ran out of memory (Python's
+    MemoryError, or torch's CPU allocator failing under an address-space limit)."""
+    if isinstance(exc, MemoryError):
+        return True
+    return isinstance(exc, RuntimeError) and ("can't allocate memory" in str(exc)[:2000]
+                                              or "std::bad_alloc" in str(exc)[:2000])
 
 
 def _cuda_available() -> bool:
@@ -148,7 +228,8 @@ def student(request: pytest.FixtureRequest) -> Student:
 
         backend = InProcessBackend(folder)
     request.addfinalizer(backend.close)
-    return Student(backend, str(folder))
+    stop = config.stash[_STOP]
+    return Student(_Budgeted(backend, stop) if stop.budget is not None else backend, str(folder))
 
 
 # -- outcomes -------------------------------------------------------------------------------
@@ -185,8 +266,31 @@ def pytest_runtest_call(item: pytest.Item):
     from grader import figures
 
     record.pop("figures", None)  # a rerun starts afresh
+    stop = item.config.stash[_STOP]
+    if stop.stopped():  # (spent during the test's set-up)
+        raise _NotGraded(stop.message)
     with figures.collecting(record), (gpu_lock() if item.get_closest_marker("gpu") else _nothing()):
         return (yield)
+
+
+class _NotGraded(Exception):
+    """A test not run: the run had stopped (`RunStop`)."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """After each graded test: its record goes to the stream (`--kit-stream`), and a run that has
+    stopped (`RunStop`) runs no further test."""
+    result = yield
+    record = item.stash.get(_RECORD, None)
+    stream = item.config.getoption("kit_stream")
+    if record is not None and stream:
+        with open(stream, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+    stop = item.config.stash[_STOP]
+    if stop.stopped():
+        item.session.shouldstop = stop.message
+    return result
 
 
 @contextlib.contextmanager
@@ -247,6 +351,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         elif report.failed and call.excinfo is not None:
             status, message = describe_failure(call.excinfo)
             record.update(status=status, message=message)
+    if report.failed and call.excinfo is not None and report.when in ("setup", "call"):
+        stop = item.config.stash[_STOP]
+        if stop.budget is not None and out_of_memory(call.excinfo.value):  # (grader grade's trusted worker)
+            from grader.batch.budget import MEMORY_MESSAGE
+
+            stop.stop("memory", MEMORY_MESSAGE)
+        if stop.stopped():  # the run stopped during this test: it earns nothing, and says why
+            record.update(status="failed", message=f"not graded: {stop.message}")
     return report
 
 
@@ -254,6 +366,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("--kit-report")
     if not path:
         return
+    stop = session.config.stash[_STOP]
+    if stop.why:  # the tests never run: not graded (GPU tests of a CPU run stay pending, as for everyone)
+        for item in session.items:
+            record = item.stash.get(_RECORD, None)
+            if record is not None and record["status"] == "error" and record["message"] == NOT_RUN:
+                if any(PENDING_REASON in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skip")):
+                    record.update(status="pending", message="needs CUDA: graded on the GPU runner")
+                else:
+                    record.update(status="failed", message=f"not graded: {stop.message}")
     records = [item.stash[_RECORD] for item in session.items if _RECORD in item.stash]
     report = {
         "kit_version": kit_version(),
@@ -262,6 +383,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "cuda": _cuda_available(),
         "device": session.config.getoption("--device"),
         "tests": records,
+        **({"stopped": {"why": stop.why, "message": stop.message}} if stop.why else {}),
     }
     tmp = Path(path).with_suffix(".tmp")
     tmp.write_text(json.dumps(report, indent=1))

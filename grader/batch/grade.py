@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from grader import KIT_ROOT, MODULES, kit_version
+from grader.batch import budget
 from grader.batch.discover import Discovery, Source, discover, fingerprint
 from grader.batch.results import Layout, batch_rows, grades_csv, load_results, render_summary, write_atomic
 from grader.untrusted import shown, shown_markup
@@ -65,12 +66,16 @@ class GradeOptions:
     memory_mb: int | None = None  # memory limit (RLIMIT_DATA) per sandbox (None: the sandbox default, 4 GiB)
     progress: bool = True
     device: str = "cpu"  # cpu: GPU tests pending; cuda: only the GPU tests, with the GPU visible in the sandbox
+    # the trusted side's budgets (grader.batch.budget): CPU seconds of a trusted worker per submission (0: none),
+    # and the memory limit of each trusted worker in MiB (None: the default; 0: none)
+    submission_budget: float = budget.DEFAULT_BUDGET
+    worker_memory_mb: int | None = None
 
 
 @dataclass
 class Outcome:
     student: str
-    status: str  # graded | empty | rejected | kept | refused | error
+    status: str  # graded | partial (stopped by the trusted side's budgets) | empty | rejected | kept | refused | error
     score: float = 0.0
     max_score: float = 0.0
     message: str = ""
@@ -93,8 +98,6 @@ class BatchResult:
 
 #: A trusted worker is replaced by a fresh process after grading this many submissions.
 RECYCLE_AFTER = 100
-#: Wall seconds one submission may take in all (the sandbox's per-call limits come first).
-SUBMISSION_TIMEOUT = 3600.0
 
 
 class GradeError(Exception):
@@ -160,9 +163,22 @@ class _Pool:
     batch's mother zygote, which forks each worker's zygote."""
 
     def __init__(self, n: int, options: GradeOptions):
+        from grader.sandbox import SandboxSettings
+
         self.options = options
         self.logs = Layout(options.out).logs
         self.logs.mkdir(parents=True, exist_ok=True)
+        # the trusted side's budgets (grader.batch.budget); each job's progress streams to a folder of its own here
+        budget.sweep_stale()
+        self.memory = budget.WorkerMemory.choose(options.worker_memory_mb, options.device)
+        self.budget = float(options.submission_budget or 0)
+        self.wall = budget.wall_limit(self.budget, SandboxSettings().submission_budget, options.call_timeout,
+                                      options.import_timeout)
+        self.limits = {"submission_budget_cpu_s": self.budget or None,
+                       "killed_past_cpu_s": self.budget + budget.hard_margin(self.budget) if self.budget else None,
+                       "wall_limit_s": self.wall}
+        self.progress = Path(tempfile.mkdtemp(prefix=f"kit-grade-{os.getpid()}-progress-"))
+        self.jobs = self.spawned = 0
         self.mother = self._start_mother()
         self.server = self._start_server()
         self.workers: list[dict[str, Any]] = [self._spawn(slot) for slot in range(n)]
@@ -238,7 +254,34 @@ class _Pool:
                                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=KIT_ROOT, env=env)
         theirs.close()
         conn = Connection(ours.detach())
-        return {"slot": slot, "proc": proc, "conn": conn, "job": None, "ready": False, "done": 0}
+        self.spawned += 1
+        memory = self.memory.confine(proc.pid, f"{slot}-{self.spawned}")
+        return {"slot": slot, "proc": proc, "conn": conn, "job": None, "ready": False, "done": 0, "memory": memory}
+
+    def send(self, w: dict[str, Any], item: dict[str, Any]) -> None:
+        """Hand a queue item to the idle worker `w`: a submission to grade, or (``finish``: why) the
+        results to write of a run of it that was stopped (`grader.batch.trusted.TrustedGrader.finish`)."""
+        src = item["src"]
+        if not item.get("finish"):
+            self.jobs += 1
+            item = {**item, "progress": self.progress / str(self.jobs)}
+            item["progress"].mkdir()
+        w.update(job=src, item=item, started=time.monotonic(), cpu0=budget.cpu_seconds(w["proc"].pid) or 0.0)
+        w["conn"].send({"student": src.student, "path": str(src.path), "budget": self.budget or None,
+                        "progress": str(item["progress"]), "memory": w["memory"], "limits": self.limits,
+                        **({"finish": item["finish"], "stopped_by": item["stopped_by"]} if item.get("finish") else {})})
+
+    def overrun(self, w: dict[str, Any]) -> tuple[str, str]:
+        """(what, why) when `w`'s job has gone past its hard limits (CPU budget and margin, or wall
+        clock), else ("", "")."""
+        if w["job"] is None:
+            return "", ""
+        if time.monotonic() - w["started"] > self.wall:
+            return "wall", budget.wall_message(self.wall)
+        cpu = budget.cpu_seconds(w["proc"].pid)
+        if self.budget and cpu is not None and cpu - w["cpu0"] > self.budget + budget.hard_margin(self.budget):
+            return "time", budget.time_message(self.budget)
+        return "", ""
 
     def respawn(self, w: dict[str, Any]) -> dict[str, Any]:
         self.kill(w)
@@ -267,6 +310,7 @@ class _Pool:
             w["conn"].close()
         except OSError:
             pass
+        budget.release(w["memory"])
 
     def close(self) -> None:
         for w in self.workers:
@@ -285,6 +329,7 @@ class _Pool:
             self.server.close()
         if self.mother is not None:
             self.mother.close()
+        shutil.rmtree(self.progress, ignore_errors=True)
 
 
 def grade(paths: list[Path], options: GradeOptions, console: Any = None,
@@ -382,8 +427,8 @@ def _run_pool(todo: list[Source], options: GradeOptions, console: Any, result: B
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     pool = _Pool(max(1, min(options.jobs, len(todo))), options)
-    queue = list(todo)
-    by_student = {s.student: s for s in todo}
+    # what to hand out: {"src": submission}, or a run of it that was stopped, to finish ("finish": why)
+    queue: list[dict[str, Any]] = [{"src": s} for s in todo]
     retries: dict[str, int] = {}
     remaining = len(todo)
     progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -395,20 +440,20 @@ def _run_pool(todo: list[Source], options: GradeOptions, console: Any, result: B
                 for w in list(pool.workers):
                     if w["ready"] and w["job"] is None and queue and w["done"] >= RECYCLE_AFTER:
                         pool.retire(w)  # a fresh trusted process now and then: bounded memory over a long batch
-                for w in list(pool.workers):  # a trusted worker stuck on one submission: kill it, go on
-                    if w["job"] is not None and time.monotonic() - w["started"] > SUBMISSION_TIMEOUT:
-                        src = w["job"]
+                for w in list(pool.workers):  # a trusted worker past its hard limits: kill it; what it earned counts
+                    what, why = pool.overrun(w)
+                    if what:
+                        item = w["item"]
                         pool.respawn(w)
-                        result.outcomes.append(Outcome(src.student, "error", message=(
-                            f"grading took longer than {SUBMISSION_TIMEOUT:g} s (the grader's own limit)")))
-                        remaining -= 1
-                        progress.update(task, advance=1)
+                        if item.get("finish"):  # (writing a stopped run's results cannot take this long)
+                            result.outcomes.append(Outcome(item["src"].student, "error", message=why))
+                            remaining -= 1
+                            progress.update(task, advance=1)
+                        else:
+                            queue.insert(0, {**item, "finish": why, "stopped_by": what})
                 for w in pool.workers:
                     if w["ready"] and w["job"] is None and queue:
-                        src = queue.pop(0)
-                        w["job"] = src
-                        w["started"] = time.monotonic()
-                        w["conn"].send({"student": src.student, "path": str(src.path)})
+                        pool.send(w, queue.pop(0))
                 conns = {w["conn"]: w for w in pool.workers}
                 ready = wait(list(conns), timeout=5)
                 for obj in ready:
@@ -427,7 +472,7 @@ def _run_pool(todo: list[Source], options: GradeOptions, console: Any, result: B
                             console.print(f"[bold red]{payload['warning']}[/bold red]", highlight=False)
                     elif kind == "fatal":
                         raise GradeError(f"a grading worker could not start: {payload}")
-                    elif kind == "done":
+                    elif kind in ("done", "last"):  # last: the worker ran out of memory and ends now
                         outcome = Outcome(**payload)
                         w["job"] = None
                         w["done"] += 1
@@ -435,25 +480,37 @@ def _run_pool(todo: list[Source], options: GradeOptions, console: Any, result: B
                         remaining -= 1
                         who = shown_markup(outcome.student)  # the description is rich markup
                         desc = {"graded": f"{who}: {outcome.score:g}/{outcome.max_score:g}", "empty": f"{who}: empty",
-                                "rejected": f"{who}: rejected", "error": f"{who}: ERROR"}
+                                "rejected": f"{who}: rejected", "error": f"{who}: ERROR",
+                                "partial": f"{who}: {outcome.score:g}/{outcome.max_score:g} (partial)"}
                         progress.update(task, advance=1, description=desc.get(outcome.status, who))
                         if outcome.status == "error":
                             progress.console.print(f"[red]{who}: not graded: {shown_markup(outcome.message)}[/red]",
                                                    highlight=False)
+                        elif outcome.status == "partial":
+                            progress.console.print(f"[yellow]{who}: graded in part: {shown_markup(outcome.message)}"
+                                                   "[/yellow]", highlight=False)
+                        if kind == "last":
+                            pool.retire(w)
+                            break  # the worker list changed
                     elif kind == "died":
-                        src = w["job"]
+                        src, item = w["job"], w.get("item") or {}
                         if src is None and not w["ready"]:
                             raise GradeError(f"a grading worker died while starting (see {pool.logs})")
+                        oom = budget.oom_killed(w["memory"])  # (read before respawn removes its cgroup)
                         pool.respawn(w)
                         if src is not None:
                             retries[src.student] = retries.get(src.student, 0) + 1
-                            if retries[src.student] <= 1:
-                                queue.insert(0, by_student[src.student])
-                            else:
+                            if item.get("finish"):  # finishing a stopped run killed its worker too
                                 result.outcomes.append(Outcome(src.student, "error",
                                                                message="the grading worker died twice on it"))
                                 remaining -= 1
                                 progress.update(task, advance=1)
+                            elif oom:  # killed by its memory cgroup: what it earned counts
+                                queue.insert(0, {**item, "finish": budget.MEMORY_MESSAGE, "stopped_by": "memory"})
+                            elif retries[src.student] <= 1:  # (a cause outside the submission, maybe): once more
+                                queue.insert(0, {"src": src})
+                            else:
+                                queue.insert(0, {**item, "finish": budget.DIED_MESSAGE, "stopped_by": "died"})
                         break  # the worker list changed
     except BaseException:  # Ctrl-C or a fatal error: stop now; finished results are already on disk
         for w in pool.workers:

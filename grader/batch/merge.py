@@ -99,9 +99,12 @@ def merge_runs(cpu_dir: Path, gpu_dir: Path) -> tuple[dict[str, dict[str, Any]],
             result.pending[student] = still
         extra = results.get("extra_data", {})
         gpu_extra = gpu.get(student, ({}, {}))[0].get("extra_data", {})
+        status, reason = extra.get("status", "graded"), extra.get("reason", "")
+        if status == "graded" and gpu_extra.get("status") == "partial":  # the GPU run was stopped by its budgets
+            status, reason = "partial", f"GPU run: {gpu_extra.get('reason', '')}"
         doc = build_results(records, student=student, kit_version=extra.get("kit_version", ""),
                             sandbox=dict(extra.get("sandbox", {})), submission=extra.get("submission", {}),
-                            status=extra.get("status", "graded"), reason=extra.get("reason", ""))
+                            status=status, reason=reason)
         gpu_ran = gpu_extra.get("tests_ran", {}).get("cpu", "cuda run")
         for test in doc["tests"]:
             if test["extra_data"]["id"] in filled:

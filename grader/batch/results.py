@@ -166,6 +166,9 @@ def summary_lines(table: dict[str, Any], *, status: str = "graded", reason: str 
     if status == "rejected":
         lines.append(f"Your submission was rejected: {reason}")
         lines.append("Nothing was run. Fix the submission and submit again.")
+    elif status == "partial":  # stopped by the trusted side's budgets (grader.batch.budget)
+        lines.append(f"Grading of your submission stopped early: {reason}.")
+        lines.append("The tests that ended before then score as usual; the others are marked not graded.")
     elif status == "empty":
         held = submission.get("seen") or []
         lines.append("Your submission is empty: it holds no module file (expected assignment/<module>.py)"
@@ -179,7 +182,7 @@ def summary_lines(table: dict[str, Any], *, status: str = "graded", reason: str 
         n_tests = sum(v for k, v in c.items() if k != "pending")
         lines.append(f"  {m:<{width}}  {_pts(sc.earned) + ' / ' + _pts(sc.possible + sc.pending):>9}  "
                      f"{_pts(sc.pending):>14}  {c.get('not_attempted', 0)} of {n_tests}")
-    if status == "graded":
+    if status in ("graded", "partial"):
         refused = {k.rsplit("/", 1)[-1].removesuffix(".py") for k in (submission.get("not_taken") or {})}
         missing = [m for m in submission.get("missing") or [] if m not in refused]  # those are named below
         if "files" in submission and not submission["files"]:
@@ -337,11 +340,12 @@ def load_results(path: Path) -> dict[str, Any] | None:
 #: policy's (`grader.batch.late`; empty when the batch was graded without --deadline).
 CSV_FIELDS = ("student", "score", "max_score", "pending", *MODULES, "status", "raw_score", "late_penalty", "late")
 #: Every numeric column of grades.csv is in points.
-STATUS_WORDS = {"graded": "graded", "rejected": "rejected", "empty": "empty"}
+STATUS_WORDS = {"graded": "graded", "partial": "partial", "rejected": "rejected", "empty": "empty"}
 
 
 def grade_row(student: str, doc: dict[str, Any] | None, error: str = "") -> dict[str, Any]:
-    """One grades.csv row: points per column; `status` says graded / empty / rejected: why / error: why."""
+    """One grades.csv row: points per column; `status` says graded / partial: why (stopped by the trusted
+    side's budgets: the points of the tests that ended) / empty / rejected: why / error: why."""
     if doc is None:
         return {"student": student, "score": "", "max_score": "", "pending": "",
                 **dict.fromkeys(MODULES, ""), "status": error if error.startswith("refused") else
@@ -351,8 +355,8 @@ def grade_row(student: str, doc: dict[str, Any] | None, error: str = "") -> dict
     extra = doc.get("extra_data", {})
     modules = extra.get("modules", {})
     status = extra.get("status", "graded")
-    word = {"graded": "graded", "empty": "empty: no module file in the submission"}.get(
-        status, f"rejected: {extra.get('reason', '')}")
+    word = {"graded": "graded", "empty": "empty: no module file in the submission",
+            "partial": f"partial: {extra.get('reason', '')}"}.get(status, f"rejected: {extra.get('reason', '')}")
     return {
         "student": student,
         "score": _pts(float(doc["score"])),
@@ -393,7 +397,8 @@ def render_summary(rows: list[dict[str, Any]], console: Any, *, title: str = "Gr
         table.add_column(col, justify="left" if col in ("student", "status") else "right")
     for row in rows:
         status = row["status"]
-        style = "" if status == "graded" else ("yellow" if status.startswith(("rejected", "empty")) else "red")
+        style = "" if status == "graded" else ("yellow" if status.startswith(("rejected", "empty", "partial"))
+                                               else "red")
         table.add_row(shown_markup(row["student"]), row["score"], row["max_score"], row["pending"],
                       shown_markup(status, 100), style=style)
     console.print(table)

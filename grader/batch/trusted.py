@@ -95,7 +95,7 @@ def sandbox_settings(options: GradeOptions) -> tuple[Any, str, str]:
 
 
 def run_pytest(files: list[str], target: Path, report: Path, plugin: Any, collect_only: bool = False,
-               quiet: str = "-q") -> int:
+               quiet: str = "-q", extra: tuple[str, ...] = ()) -> int:
     """``pytest.main`` over `files` for the submission staged at `target`, in this process."""
     import pytest
 
@@ -107,7 +107,7 @@ def run_pytest(files: list[str], target: Path, report: Path, plugin: Any, collec
     args = [*files, f"--target={target}", "--backend=sandbox", f"--kit-report={report}",
             f"--rootdir={KIT_ROOT}", quiet, "--tb=short", "-p", "no:cacheprovider", "-p", "no:randomly",
             "-p", "no:xdist", "-p", "no:logging", "-p", "no:unraisableexception",
-            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+            "-W", "ignore::pytest.PytestAssertRewriteWarning", *extra]
     if collect_only:
         args.append("--collect-only")
     cwd = os.getcwd()
@@ -159,6 +159,7 @@ class TrustedGrader:
         os.chmod(self.work, 0o711)
         derandomise_hypothesis()
         self.count = 0
+        self.exhausted = False  # ran out of memory: end after this submission
         self._freeze()
 
     @staticmethod
@@ -178,14 +179,25 @@ class TrustedGrader:
         zygote.close_all()  # (its inbox too; it would also end with this process)
         shutil.rmtree(self.work, ignore_errors=True)
 
-    def _pytest(self, target: Path, report: Path, collect_only: bool = False) -> tuple[int, _GradePlugin]:
+    def _pytest(self, target: Path, report: Path, collect_only: bool = False,
+                extra: tuple[str, ...] = ()) -> tuple[int, _GradePlugin]:
         plugin = _GradePlugin()
-        return run_pytest(self.files, target, report, plugin, collect_only), plugin
+        return run_pytest(self.files, target, report, plugin, collect_only, extra=extra), plugin
 
-    def grade(self, source: Source, out_dir: Path) -> Outcome:
+    def _submission(self, source: Source) -> dict[str, Any]:
+        return {"source": source.path.name, "kind": source.kind, "sha256": fingerprint(source),
+                "graded_with": {"modules": list(self.options.modules), "hidden": self.options.hidden}}
+
+    def grade(self, source: Source, out_dir: Path, work: dict[str, Any] | None = None) -> Outcome:
+        """Grade one submission.  `work` (from the pool): its time budget, the folder where this
+        run's progress is streamed (`finish` reads it if this process is stopped), the worker's
+        memory limit and the batch's limits (for instructor.json)."""
         from grader import sandbox
+        from grader.batch.budget import PeakMeter
 
-        t0 = time.monotonic()
+        work = work or {}
+        t0, cpu0 = time.monotonic(), time.process_time()
+        meter = PeakMeter(work.get("memory") or {})
         self.count += 1
         layout = Layout(out_dir)
         job = self.work / f"job{self.count}"
@@ -193,10 +205,13 @@ class TrustedGrader:
         os.chmod(job, 0o711)
         report = job / "report.json"
         print(f"=== {shown(source.student)} ({shown(source.path)}) ===", flush=True)
-        submission: dict[str, Any] = {"source": source.path.name, "kind": source.kind,
-                                      "sha256": fingerprint(source),
-                                      "graded_with": {"modules": list(self.options.modules),
-                                                      "hidden": self.options.hidden}}
+        submission = self._submission(source)
+        progress = Path(work["progress"]) if work.get("progress") else None
+        extra: tuple[str, ...] = ()
+        if progress is not None:
+            extra += (f"--kit-stream={progress / STREAM}",)
+        if work.get("budget"):
+            extra += (f"--kit-budget={work['budget']}", f"--kit-budget-start={cpu0}")
         try:
             try:
                 staged = stage(source, job / "submission")
@@ -208,11 +223,13 @@ class TrustedGrader:
             if staged.empty:
                 submission["seen"] = staged.seen
                 return self._not_run(source, layout, job, submission, "empty", "", t0)
+            if progress is not None:
+                write_json(progress / SUBMISSION, submission)
             # the sandbox writes the submission's output here; it reaches the results folder escaped
             raw_log = job / "sandbox.log"
             self.settings.log_path = str(raw_log)
             sandbox.pop_finished()
-            code, plugin = self._pytest(staged.folder, report)
+            code, plugin = self._pytest(staged.folder, report, extra=extra)
             if self.count == 1:
                 self._freeze()
             stats = sandbox.pop_finished()
@@ -222,23 +239,31 @@ class TrustedGrader:
                 raise GradeError(f"the sandbox could not run: {sandbox_stats['infra_error']}")
             if plugin.collect_errors:
                 raise GradeError("the tests could not be collected: " + " | ".join(plugin.collect_errors)[:2000])
-            if code not in (0, 1) or not report.exists():
+            data = json.loads(report.read_text()) if report.exists() else {}
+            stopped = data.get("stopped") or {}
+            # (2: pytest "interrupted", which is how a run that spent its budget ends)
+            if code not in ((0, 1, 2) if stopped else (0, 1)) or not data:
                 raise GradeError(f"pytest ended with exit code {code} and no report")
-            data = json.loads(report.read_text())
             records = data["tests"]
             if not records:
                 raise GradeError("no graded tests ran")
+            if stopped.get("why") == "memory":
+                self.exhausted = True  # a fresh process for the next submission
+            status, reason = ("partial", stopped["message"]) if stopped else ("graded", "")
             sandbox_stats = {**sandbox_stats, "launcher": sandbox_stats.get("launcher", self.launcher)}
             doc = build_results(records, student=source.student, kit_version=kit_version(), sandbox=sandbox_stats,
-                                submission=submission)
-            instructor = {"student": source.student, "kit_version": kit_version(), "status": "graded",
+                                submission=submission, status=status, reason=reason)
+            instructor = {"student": source.student, "kit_version": kit_version(), "status": status,
+                          **({"reason": reason} if reason else {}),
                           "records": records, "seconds": round(time.monotonic() - t0, 1),
                           "sandbox": {k: v for k, v in sandbox_stats.items() if k != "output"},
-                          "settings": sandbox.settings_dict(self.settings), "submission": submission}
+                          "settings": self._settings(work), "submission": submission,
+                          "trusted": {"cpu_seconds": round(time.process_time() - cpu0, 2), **meter.read(),
+                                      **({"stopped": stopped} if stopped else {})}}
             self._copy_log(raw_log, layout.sandbox_log(source.student))
             write_json(layout.instructor(source.student), instructor)
             write_json(layout.results(source.student), doc)
-            return Outcome(source.student, "graded", float(doc["score"]), float(doc["max_score"]),
+            return Outcome(source.student, status, float(doc["score"]), float(doc["max_score"]), message=reason,
                            seconds=time.monotonic() - t0)
         finally:
             self.settings.log_path = None
@@ -253,12 +278,15 @@ class TrustedGrader:
             text = "(the sandbox wrote no log)"
         write_atomic(dest, printable(text, newlines=True) + "\n")
 
-    def _not_run(self, source: Source, layout: Layout, job: Path, submission: dict[str, Any], status: str,
-                 reason: str, t0: float) -> Outcome:
-        """A rejected or empty submission: nothing runs; every test is listed, none earns points.
+    def _settings(self, work: dict[str, Any]) -> dict[str, Any]:
+        """instructor.json's settings: the sandbox's, and the trusted side's budgets (`grader.batch.budget`)."""
+        from grader import sandbox
 
-        GPU tests are pending in a CPU run, as for every other submission (the GPU run rejects
-        the same archive, and `grader merge` then records them as not graded)."""
+        memory = {k: v for k, v in (work.get("memory") or {}).items() if k not in ("cgroup", "version")}
+        return {**sandbox.settings_dict(self.settings), "trusted": {**work.get("limits", {}), "worker_memory": memory}}
+
+    def _collected(self, job: Path) -> list[dict[str, Any]]:
+        """Every test's record, none run (collected against an empty folder)."""
         report = job / "report.json"
         empty = job / "empty"
         empty.mkdir()
@@ -266,6 +294,58 @@ class TrustedGrader:
         records = json.loads(report.read_text())["tests"] if report.exists() else []
         if plugin.collect_errors or not records:
             raise GradeError("the tests could not be collected: " + " | ".join(plugin.collect_errors)[:2000])
+        return records
+
+    def finish(self, source: Source, out_dir: Path, work: dict[str, Any]) -> Outcome:
+        """The results of a submission whose worker was stopped from outside (killed over its time
+        budget or its memory limit, or dead twice; `work["finish"]` says why): the tests that run
+        finished score as it recorded them (its stream), every other one is not graded (GPU tests
+        of a CPU run stay pending); status partial."""
+        t0 = time.monotonic()
+        why = str(work["finish"])
+        layout = Layout(out_dir)
+        progress = Path(work.get("progress") or self.work / "no-progress")
+        self.count += 1
+        job = self.work / f"job{self.count}"
+        job.mkdir()
+        print(f"=== {shown(source.student)}: results of the stopped run ({shown(why)}) ===", flush=True)
+        try:
+            try:
+                submission = json.loads((progress / SUBMISSION).read_text())
+            except (OSError, ValueError):  # stopped before staging ended
+                submission = self._submission(source)
+            finished = {r["id"]: r for r in _read_stream(progress / STREAM)}
+            records = self._collected(job)
+            for i, r in enumerate(records):
+                if r["id"] in finished:
+                    records[i] = finished[r["id"]]
+                elif r.get("gpu") and self.options.device != "cuda":
+                    r.update(status="pending", message="needs CUDA: graded on the GPU runner")
+                else:
+                    r.update(status="failed", message=f"not graded: {why}")
+            public_sandbox = {"launcher": self.launcher, "warning": self.warning}
+            doc = build_results(records, student=source.student, kit_version=kit_version(), sandbox=public_sandbox,
+                                submission=submission, status="partial", reason=why)
+            note = f"the trusted worker was stopped ({why}): no statistics or output of its sandbox were kept"
+            write_atomic(layout.sandbox_log(source.student), f"({note})\n")
+            write_json(layout.instructor(source.student), {
+                "student": source.student, "kit_version": kit_version(), "status": "partial", "reason": why,
+                "records": records, "seconds": round(time.monotonic() - t0, 1), "sandbox": {**public_sandbox, "note": note},
+                "settings": self._settings(work), "submission": submission,
+                "trusted": {"stopped": {"why": work.get("stopped_by", ""), "message": why}}})
+            write_json(layout.results(source.student), doc)
+            return Outcome(source.student, "partial", float(doc["score"]), float(doc["max_score"]), message=why,
+                           seconds=time.monotonic() - t0)
+        finally:
+            shutil.rmtree(job, ignore_errors=True)
+
+    def _not_run(self, source: Source, layout: Layout, job: Path, submission: dict[str, Any], status: str,
+                 reason: str, t0: float) -> Outcome:
+        """A rejected or empty submission: nothing runs; every test is listed, none earns points.
+
+        GPU tests are pending in a CPU run, as for every other submission (the GPU run rejects
+        the same archive, and `grader merge` then records them as not graded)."""
+        records = self._collected(job)
         for r in records:
             if r.get("gpu") and self.options.device != "cuda":
                 r.update(status="pending", message="needs CUDA: graded on the GPU runner")
@@ -282,6 +362,29 @@ class TrustedGrader:
         write_json(layout.results(source.student), doc)
         return Outcome(source.student, status, 0.0, float(doc["max_score"]), message=reason,
                        seconds=time.monotonic() - t0)
+
+
+#: In a job's progress folder (`grader.batch.grade`): what was taken from the submission, and the
+#: record of each test as soon as it ended (`grader.pytest_plugin --kit-stream`).
+SUBMISSION = "submission.json"
+STREAM = "records.jsonl"
+
+
+def _read_stream(path: Path) -> list[dict[str, Any]]:
+    """The records of a run's stream (a last line cut short by a kill is skipped)."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            out.append(record)
+    return out
 
 
 class _EscapingStream(io.TextIOBase):
@@ -333,7 +436,15 @@ def _worker_main(conn: Any, options_dict: dict[str, Any]) -> None:
                 break
             source = Source(job["student"], Path(job["path"]))
             try:
-                outcome = grader.grade(source, options.out)
+                if job.get("finish"):
+                    outcome = grader.finish(source, options.out, job)
+                else:
+                    outcome = grader.grade(source, options.out, job)
+            except MemoryError:  # out of memory outside a test (under RLIMIT_AS): its results from what it finished
+                from grader.batch.budget import MEMORY_MESSAGE
+
+                grader.exhausted = True
+                outcome = grader.finish(source, options.out, {**job, "finish": MEMORY_MESSAGE, "stopped_by": "memory"})
             except GradeError as exc:
                 outcome = Outcome(source.student, "error", message=str(exc))
             except Exception as exc:  # noqa: BLE001 - never let one submission stop the batch
@@ -343,7 +454,10 @@ def _worker_main(conn: Any, options_dict: dict[str, Any]) -> None:
                 outcome = Outcome(source.student, "error", message=f"grader error: {type(exc).__name__}: {exc}")
             sys.stdout.flush()
             sys.stderr.flush()
-            conn.send(("done", asdict(outcome)))
+            # "last": out of memory once, this process ends; the pool starts a fresh one in its slot
+            conn.send(("last" if grader.exhausted else "done", asdict(outcome)))
+            if grader.exhausted:
+                break
     finally:
         grader.close()
 

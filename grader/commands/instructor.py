@@ -50,6 +50,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--call-timeout", type=float, default=30.0, help="wall seconds per probe call")
     p.add_argument("--import-timeout", type=float, default=30.0, help="wall seconds to import one module")
     p.add_argument("--memory-mb", type=int, default=None, help="memory limit per sandbox in MiB (RLIMIT_DATA; default 4096)")
+    from grader.batch.budget import DEFAULT_BUDGET, DEFAULT_WORKER_MEMORY_MB
+
+    p.add_argument("--submission-budget", type=float, default=DEFAULT_BUDGET, metavar="SECONDS",
+                   help="CPU seconds of the trusted grader's own work per submission; past it the submission scores "
+                        f"what it earned so far, flagged partial (default {DEFAULT_BUDGET:g}; 0: none)")
+    p.add_argument("--worker-memory", type=int, default=None, metavar="MB",
+                   help="memory limit of each trusted worker in MiB (a cgroup, else RLIMIT_AS; default "
+                        f"{DEFAULT_WORKER_MEMORY_MB}; 0: none)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="cpu: GPU tests recorded as pending; cuda: run only the GPU tests (on the CUDA runner)")
@@ -175,7 +183,8 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
     options = GradeOptions(out=abspath(args.out), jobs=max(1, args.jobs), force=args.force,
                            modules=tuple(args.module) if args.module else MODULES, hidden=not args.public_only,
                            launcher=args.sandbox, call_timeout=args.call_timeout, import_timeout=args.import_timeout,
-                           memory_mb=args.memory_mb, progress=not args.no_progress, device=args.device)
+                           memory_mb=args.memory_mb, progress=not args.no_progress, device=args.device,
+                           submission_budget=args.submission_budget, worker_memory_mb=args.worker_memory)
     try:
         if args.shard or args.roster:  # one machine's share of the class (grader/cluster/)
             from grader.cluster.commands import grade_sharded

@@ -120,7 +120,7 @@ def export_canvas(results: Path, roster: Path, assignment: str, out: Path,
 
 
 def _points(row: dict) -> str:
-    if not row["status"].startswith(("graded", "rejected", "empty")):
+    if not row["status"].startswith(("graded", "partial", "rejected", "empty")):
         return ""  # not graded (an error): leave Canvas's cell empty rather than enter a 0
     return f"{row['score']:g}"
 

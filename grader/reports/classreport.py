@@ -70,7 +70,7 @@ class ClassData:
 
     @property
     def graded(self) -> list[dict[str, Any]]:
-        return [s for s in self.students if s["status"].startswith("graded")]
+        return [s for s in self.students if s["status"].startswith(("graded", "partial"))]  # partial: has a score
 
 
 def _float(text: str) -> float:
