@@ -50,7 +50,8 @@ class Student:
         # the submission's files, read once: the staged folder does not change while its tests run
         # (the sandbox sees it read-only), and a suite asks for the same sources ~200 times
         self._texts: dict[str, str | None] = {}
-        self._all: dict[str, bytes] | None = None
+        # parsed on demand within the byte budget, only the files a question needs; this run only
+        self._sources: static.SourceSet | None = None
 
     # -- behaviour ---------------------------------------------------------------------------
     def outcome(self, probe: str, **kwargs: Any) -> Any | ErrorData:
@@ -101,12 +102,19 @@ class Student:
             raise NotAttempted(module, detail=f"{module}.py is missing")
         return text
 
+    def sources(self) -> static.SourceSet:
+        """The submission's source files (`grader.sources.SourceSet`): each parsed at most once in
+        this run, only when a question needs it, within the byte budget."""
+        if self._sources is None:
+            self._sources = static.SourceSet(self.backend.folder)
+        return self._sources
+
     def function(self, module: str, qualname: str) -> ast.AST:
         """The AST of `qualname` in the student's module; a stub body counts as not attempted."""
-        text = self.source(module)
+        self.source(module)  # a missing file: not attempted
         try:
-            tree = static.parse(module, text)  # parsed once per file's bytes (the tree is shared: read it only)
-        except SyntaxError as exc:
+            tree = self.sources().tree(module)  # shared by this run's callers: read it, never change it
+        except (SyntaxError, LookupError) as exc:
             raise ProbeError(module, detail=str(exc)) from None
         node = static.find_definition(tree, qualname)
         if node is None:
@@ -122,11 +130,8 @@ class Student:
         the dynamic lookups found there (`grader.static.build_scope`).  A stub counts as not
         attempted."""
         self.function(module, qualname)  # not attempted / missing / unparsable, as for one def
-        if self._all is None:
-            self._all = static.read_sources(self.backend.folder)
-        sources = self._all
         try:
-            return static.build_scope(sources, module, qualname)
+            return static.build_scope(self.sources(), module, qualname)
         except SyntaxError as exc:
             raise ProbeError(module, detail=str(exc)) from None
         except LookupError as exc:

@@ -11,10 +11,9 @@ update functions (``torch.optim.adamw.adamw``, ``torch.optim._functional``,
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Iterable
 
-from grader.static import DYNAMIC_ESCAPES, dotted_name
+from grader.static import DYNAMIC_ESCAPES, dotted_name, run_cache
 
 #: What may be imported from ``torch.optim``: the base class, and the module that defines it.
 ALLOWED = frozenset({"Optimizer", "optimizer"})
@@ -29,13 +28,13 @@ def torch_optim_uses(tree: ast.AST) -> list[str]:
 
 
 def torch_optim_uses_in(nodes: Iterable[ast.AST]) -> list[str]:
-    """`torch_optim_uses` over a scope's nodes (`Student.scope(...).nodes`), kept per node tuple:
-    a suite checks the same class's scope in several tests (nodes compare by identity, and the
-    cache holds them, so a key is never reused by other nodes)."""
+    """`torch_optim_uses` over a scope's nodes (`Student.scope(...).nodes`), kept per node tuple
+    for this run only (`run_cache`: a suite checks the same class's scope in several tests; nodes
+    compare by identity, and the cache holds them, so a key is never reused by other nodes)."""
     return list(_uses_in(tuple(nodes)))
 
 
-@functools.lru_cache(maxsize=64)
+@run_cache
 def _uses_in(roots: tuple[ast.AST, ...]) -> tuple[str, ...]:
     hits: list[str] = []
     torch_names, optim_names = {"torch"}, set()

@@ -1,0 +1,190 @@
+"""What counts as a *breach* of a static rule: a way to reach code that no reading of the source can see.
+
+Two kinds (the scope a rule covers and which files are read: `grader.scope`):
+
+* `_breach`: a node inside a rule's scope that looks a name up at run time or reaches interpreter
+  internals: `getattr`, `__dict__`, `sys.modules`, `importlib`, `eval`, `__subclasses__`, frame
+  inspection, `gc`, `ctypes`, an import outside `ALLOWED_IMPORTS`, torch's private internals.
+* `global_breaches`: what no file that can run may do, wherever it is written, because it changes
+  what *other* code sees at run time: monkeypatching, a module `__getattr__`, importing the kit,
+  loading code by a computed name (`_loader`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+#: Names (bare, or as an attribute) that look a name up at run time or reach interpreter internals.
+BREACH_NAMES = frozenset({
+    "getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec", "compile", "__import__",
+    "__getattribute__", "__getattr__", "__dict__", "__subclasses__", "__globals__", "__closure__", "__code__",
+    "__builtins__", "__wrapped__", "__func__", "__mro__", "__bases__", "__base__", "__loader__",
+    "__spec__", "__reduce__", "__reduce_ex__", "__setattr__", "__delattr__", "__self__", "__kwdefaults__",
+    "__defaults__", "attrgetter", "methodcaller", "f_globals", "f_locals", "f_back", "f_builtins", "f_code",
+    "currentframe", "_getframe", "resolve_name", "import_module", "get_referrers", "get_referents",
+    "get_objects", "breakpoint", "__kit_tripwire__",
+    # string-to-object lookups outside the usual suspects (found by a red-team pass)
+    "get_type_hints", "ForwardRef", "_eval_type", "get_field", "Formatter",
+    # autograd's engine and the saved-tensor hooks behind the runtime tripwire
+    "_C", "_ImperativeEngine", "_execution_engine", "run_backward", "_EngineBase",
+    "saved_tensors_hooks", "disable_saved_tensors_hooks",
+    # other processes computing for the function
+    "system", "popen", "spawnv", "spawnl", "execv", "execl", "execvp", "execlp", "fork", "posix_spawn",
+})
+#: The only modules code under a rule may import (besides the submission's own): plain
+#: computation.  Anything else (string, pickle, logging, sys, subprocess, ...) can turn a string
+#: into an object or run code elsewhere, and no list of forbidden names can follow it there.
+ALLOWED_IMPORTS = frozenset({
+    "__future__", "torch", "einops", "jaxtyping", "beartype", "numpy", "math", "cmath", "typing", "collections",
+    "dataclasses", "functools", "itertools", "operator", "numbers", "abc", "enum", "warnings", "time", "timeit",
+    "os", "random", "tempfile", "pathlib", "io", "contextlib", "statistics", "copy", "fractions", "decimal",
+    "heapq", "bisect", "json", "csv", "shutil", "glob", "struct", "hashlib", "sys", "array",
+})
+#: Modules whose import alone is a breach (they exist to look things up dynamically).
+BREACH_MODULES = frozenset({"importlib", "pkgutil", "gc", "ctypes", "inspect", "builtins", "runpy", "code",
+                            "codeop", "marshal", "types", "imp", "zipimport", "_ctypes", "pydoc"})
+#: Loading code by a computed name (a global breach in any file that can run, see the module doc):
+#: modules that import or unpickle by name, and the names that do it.  `exec`, `eval` and
+#: `compile` count as bare names only (`model.eval()`, `re.compile` are fine).
+LOADER_MODULES = frozenset({"importlib", "imp", "_imp", "runpy", "pkgutil", "zipimport", "builtins", "marshal",
+                            "pickle", "_pickle", "dill", "cloudpickle", "shelve", "copyreg", "code", "codeop",
+                            "pydoc", "ctypes", "_ctypes"})
+LOADER_NAMES = frozenset({"__import__", "import_module", "_import_dotted_name", "resolve_name", "locate",
+                          "run_path", "run_module", "spec_from_file_location", "spec_from_loader",
+                          "module_from_spec", "exec_module", "load_module", "SourceFileLoader", "load_by_key_path",
+                          "__builtins__", "__loader__", "meta_path", "path_hooks", "_inductor"})
+_BARE_LOADERS = frozenset({"exec", "eval", "compile"})
+
+
+def dotted_name(node: ast.AST) -> str:
+    """`torch.optim.AdamW` -> "torch.optim.AdamW"; `x.transpose` -> "?.transpose"."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    parts.append(node.id if isinstance(node, ast.Name) else "?")
+    return ".".join(reversed(parts))
+
+
+def _private_torch(n: ast.Attribute) -> bool:
+    """`torch._C`, `torch.Tensor._make_subclass`: torch's private internals (not its dunders)."""
+    parts = dotted_name(n).split(".")
+    return parts[0] == "torch" and any(p.startswith("_") and not (p.startswith("__") and p.endswith("__"))
+                                       for p in parts[1:])
+
+
+def _breach(n: ast.AST, file: str, modules: frozenset[str]) -> str | None:
+    """The breach node `n` is (see the module doc), with where it is; None for most nodes."""
+    name = None
+    if isinstance(n, ast.Name) and n.id in BREACH_NAMES:
+        name = n.id
+    elif isinstance(n, ast.Attribute) and n.attr in BREACH_NAMES:
+        name = n.attr
+    elif isinstance(n, ast.Attribute) and n.attr == "modules" and dotted_name(n.value).endswith("sys"):
+        name = "sys.modules"
+    elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in ("__getattr__", "__getattribute__"):
+        name = f"def {n.name}"
+    elif isinstance(n, ast.Attribute) and _private_torch(n):
+        name = dotted_name(n)
+    elif isinstance(n, ast.Import):
+        name = next((a.name for a in n.names if a.name.split(".")[0] in BREACH_MODULES
+                     or a.name.split(".")[0] not in ALLOWED_IMPORTS and a.name.split(".")[0] not in modules), None)
+        name = f"import {name}" if name else None
+    elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module and (
+            n.module.split(".")[0] in BREACH_MODULES or n.module.split(".")[0] not in ALLOWED_IMPORTS
+            or any(a.name in BREACH_NAMES or (n.module == "sys" and a.name == "modules") for a in n.names)):
+        name = f"from {n.module} import"
+    return None if name is None else f"{name} ({file}:{getattr(n, 'lineno', '?')})"
+
+
+def _loader(n: ast.AST) -> str | None:
+    """What loads code by a computed name at node `n` (a global breach, see the module doc)."""
+    if isinstance(n, ast.Name) and (n.id in LOADER_NAMES or n.id in _BARE_LOADERS):
+        return n.id
+    if isinstance(n, ast.Attribute) and n.attr in LOADER_NAMES:
+        return dotted_name(n)
+    if isinstance(n, ast.Attribute) and n.attr == "modules" and dotted_name(n.value).endswith("sys"):
+        return "sys.modules"
+    if isinstance(n, ast.Attribute) and dotted_name(n).split(".")[:2] in (["torch", "hub"], ["torch", "package"]):
+        return dotted_name(n)
+    if isinstance(n, ast.Import):
+        return next((f"import {a.name}" for a in n.names if a.name.split(".")[0] in LOADER_MODULES
+                     or a.name.split(".")[:2] in (["torch", "hub"], ["torch", "package"])), None)
+    if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
+        parts = n.module.split(".")
+        if parts[0] in LOADER_MODULES or parts[:2] in (["torch", "hub"], ["torch", "package"]) or (
+                n.module == "torch" and any(a.name in ("hub", "package") for a in n.names)):
+            return f"from {n.module} import"
+        if any(a.name in LOADER_NAMES for a in n.names):
+            return f"from {n.module} import"
+    if isinstance(n, ast.Call):  # a pickle load: torch.load(weights_only=False), numpy.load(allow_pickle=True)
+        for k in n.keywords:
+            safe = {"weights_only": True, "allow_pickle": False}.get(k.arg or "")
+            if k.arg in ("weights_only", "allow_pickle") and not (isinstance(k.value, ast.Constant)
+                                                                  and k.value.value is safe):
+                return f"{k.arg}={'True' if safe is False else 'False'}" if isinstance(k.value, ast.Constant) \
+                    else f"{k.arg}=<computed>"
+    return None
+
+
+_WRITES = (ast.Assign, ast.Delete, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.With,
+           ast.AsyncWith)
+
+
+def _targets(n: ast.AST) -> list[ast.AST]:
+    """What statement `n` assigns to or deletes (assignments, for, with, comprehensions)."""
+    if isinstance(n, (ast.Assign, ast.Delete)):
+        return list(n.targets)
+    if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension)):
+        return [n.target]
+    if isinstance(n, (ast.With, ast.AsyncWith)):
+        return [i.optional_vars for i in n.items if i.optional_vars is not None]
+    return []
+
+
+def global_breaches(tree: ast.Module, file: str) -> list[str]:
+    """What no file of a submission may do, wherever it is, because it changes what *other* code
+    (a ruled function, the probes) sees at run time: assign to an attribute of anything imported,
+    a module, class or function of torch or of the submission (`torch.Tensor.swap =
+    torch.Tensor.transpose`, `views.transpose_view = ...`; `torch.backends.*` settings are fine),
+    `setattr`/`vars()`/`__dict__` on one, define a module `__getattr__`, import the kit's own
+    packages (`grader`, `tests`), or load code by a computed name (`importlib`, `__import__`,
+    `exec`/`eval`/`compile`, `sys.modules`, pickles, `torch.hub`...)."""
+    imported: set[str] = set()
+    found: list[str] = []
+    writes: list[ast.AST] = []  # assignments and calls, checked once every imported name is known
+    for stmt in tree.body:  # a module-level __getattr__ hands out names no reading can follow (PEP 562)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in ("__getattr__", "__dir__"):
+            found.append(f"def {stmt.name} at module level ({file}:{stmt.lineno})")
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            imported.update((a.asname or a.name).split(".")[0] for a in n.names)
+            if any(a.name.split(".")[0] in ("grader", "tests") for a in n.names):
+                found.append(f"imports the grader's own code ({file}:{n.lineno})")
+        elif isinstance(n, ast.ImportFrom):
+            imported.update(a.asname or a.name for a in n.names)
+            if n.level == 0 and (n.module or "").split(".")[0] in ("grader", "tests"):
+                found.append(f"imports the grader's own code ({file}:{n.lineno})")
+        if isinstance(n, _WRITES) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                                      and n.func.id in ("setattr", "delattr", "vars") and n.args):
+            writes.append(n)
+        if (loader := _loader(n)) is not None:
+            found.append(f"loads code by a computed name: {loader} ({file}:{getattr(n, 'lineno', '?')})")
+
+    def rooted(expr: ast.AST) -> bool:
+        chain = dotted_name(expr)
+        return chain.split(".")[0] in imported and not chain.startswith("torch.backends")
+
+    for n in writes:
+        where = f"({file}:{getattr(n, 'lineno', '?')})"
+        if isinstance(n, ast.Call):
+            if rooted(n.args[0]):
+                found.append(f"{n.func.id}({dotted_name(n.args[0])}, ...) {where}")  # type: ignore[attr-defined]
+            continue
+        for t in _targets(n):
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Attribute) and rooted(sub.value):
+                    found.append(f"monkeypatches {dotted_name(sub)} {where}")
+                elif isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Attribute) and rooted(sub.value):
+                    found.append(f"monkeypatches {dotted_name(sub.value)}[...] {where}")
+    return found
