@@ -19,6 +19,10 @@ Text: a file must be UTF-8 and may declare no other source encoding (a ``# -*- c
 -*-`` cookie would make ``ast.parse(str)``, which the static checks use, read something other
 than what the import runs); a leading UTF-8 byte-order mark is dropped (`source_bytes`).
 
+Size: a file may have 256 KiB and the files taken 1 MiB together (the static checks' parse
+budget, `grader.sources`): a helper over either cap is not taken, module files over either make
+the submission rejected (`grader.batch.unpack` applies them while reading).
+
 These rules work on names and bytes only: reading the files out of a folder or an archive
 safely is `grader.batch.unpack`, writing the staged folder `grader.batch.stage`.
 """

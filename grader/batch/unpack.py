@@ -7,9 +7,14 @@ identifier), so ``../`` paths, absolute paths and symlinks cannot write or point
 Only regular files are taken (symlinks, hardlinks and devices are ignored, in archives and in
 directories, where directory symlinks are not followed either).  Caps: archive size, member
 count, total unpacked size (checked on the declared sizes and, for streamed tar, on the bytes
-actually decompressed), the size of each file (read with a hard cap), and the number of helper
-files (`grader.batch.take.MAX_HELPERS`).  An archive over a cap, or one that cannot be read, is
-rejected (`RejectedSubmission`) with a plain reason.
+actually decompressed), the size of each file (read with a hard cap), the size of the files
+taken together, and the number of helper files (`grader.batch.take.MAX_HELPERS`).  The two size
+caps are the static checks' parse budget (`grader.sources`: 256 KiB a file, 1 MiB in all; the
+trusted process holds syntax trees of what it takes, ~230 bytes of tree per byte of source at
+worst).  An archive over a cap, a module file over the file cap, or module files over the total,
+is rejected (`RejectedSubmission`) with a plain reason; a helper over a cap is not taken (named,
+with the reason, in the student's results).  A .tar.gz is streamed twice (the names first, then
+only the files taken), so no more than one file is held that is not taken.
 """
 
 from __future__ import annotations
@@ -26,11 +31,13 @@ from pathlib import Path, PurePosixPath
 
 from grader import MODULES
 from grader.batch.take import SKIP_DIRS, choose, layout_of
+from grader.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES, size_words
 
 MAX_ARCHIVE_BYTES = 64 * 2**20  # the archive file itself
 MAX_MEMBERS = 20_000  # entries in an archive (or files walked in a directory)
 MAX_UNPACKED_BYTES = 512 * 2**20  # declared/decompressed total of an archive
-MAX_MODULE_BYTES = 2 * 2**20  # one module file
+MAX_MODULE_BYTES = MAX_FILE_BYTES  # one module or helper file (what the static checks parse at most)
+MAX_SOURCE_BYTES = MAX_TOTAL_BYTES  # the files taken, together
 MAX_DIR_DEPTH = 3  # how deep a directory submission is searched
 
 
@@ -42,11 +49,37 @@ class _TooBig(Exception):
     pass
 
 
+def _larger() -> str:
+    return f"larger than {size_words(MAX_MODULE_BYTES)}"
+
+
 def _read_capped(stream: io.BufferedIOBase | io.RawIOBase | object, what: str) -> bytes:
     data = stream.read(MAX_MODULE_BYTES + 1)  # type: ignore[attr-defined]
     if len(data) > MAX_MODULE_BYTES:
-        raise _TooBig(f"{what} is larger than {MAX_MODULE_BYTES // 2**20} MiB")
+        raise _TooBig(f"{what} is {_larger()}")
     return data
+
+
+def _within_total(root: str, files: dict[str, bytes], not_taken: dict[str, str]) -> dict[str, bytes]:
+    """The files taken, at most `MAX_SOURCE_BYTES` together: the module files first (in handout
+    order; past the cap the submission is rejected), then the helpers by name (past the cap, not
+    taken)."""
+    prefix = "" if root in ("", ".") else root + "/"
+    order = sorted(files, key=lambda n: (n not in MODULES, MODULES.index(n) if n in MODULES else 0, n))
+    kept: dict[str, bytes] = {}
+    total = 0
+    for name in order:
+        total += len(files[name])
+        if total <= MAX_SOURCE_BYTES:
+            kept[name] = files[name]
+        elif name in MODULES:
+            raise RejectedSubmission(f"the module files hold more than {size_words(MAX_SOURCE_BYTES)} of source "
+                                     "together (the cap)")
+        else:
+            total -= len(files[name])
+            not_taken[f"{prefix}{name}.py"] = (f"with it, the files taken would hold more than "
+                                                f"{size_words(MAX_SOURCE_BYTES)} of source together (the cap)")
+    return kept
 
 
 def _normalise(name: str) -> PurePosixPath | None:
@@ -69,13 +102,15 @@ def read_submission(path: Path, notes: list[str], not_taken: dict[str, str]) -> 
     """
     try:
         if path.is_dir():
-            return _read_directory(path, notes, not_taken)
-        size = path.stat().st_size
-        if size > MAX_ARCHIVE_BYTES:
-            raise RejectedSubmission(f"the archive is {size / 2**20:.0f} MiB (the cap is "
-                                     f"{MAX_ARCHIVE_BYTES // 2**20} MiB)")
-        reader = _read_zip if path.name.lower().endswith(".zip") else _read_tar
-        return reader(path, notes, not_taken)
+            root, files = _read_directory(path, notes, not_taken)
+        else:
+            size = path.stat().st_size
+            if size > MAX_ARCHIVE_BYTES:
+                raise RejectedSubmission(f"the archive is {size / 2**20:.0f} MiB (the cap is "
+                                         f"{MAX_ARCHIVE_BYTES // 2**20} MiB)")
+            reader = _read_zip if path.name.lower().endswith(".zip") else _read_tar
+            root, files = reader(path, notes, not_taken)
+        return root, _within_total(root, files, not_taken)
     except _TooBig as exc:
         raise RejectedSubmission(str(exc)) from None
     except OSError as exc:
@@ -139,7 +174,7 @@ def _read_directory(src: Path, notes: list[str], not_taken: dict[str, str]) -> t
         with os.fdopen(fd, "rb") as f:
             st = os.fstat(f.fileno())
             if module not in MODULES and st.st_size > MAX_MODULE_BYTES:
-                not_taken[key] = f"larger than {MAX_MODULE_BYTES // 2**20} MiB"
+                not_taken[key] = _larger()
                 continue
             if not stat.S_ISREG(st.st_mode):
                 not_taken[key] = "not a regular file"
@@ -207,10 +242,10 @@ def _read_zip(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[s
         for module, key in chosen.items():
             info = by_key[key]
             if info.file_size > MAX_MODULE_BYTES and module not in MODULES:
-                not_taken[key] = f"larger than {MAX_MODULE_BYTES // 2**20} MiB"
+                not_taken[key] = _larger()
                 continue
             if info.file_size > MAX_MODULE_BYTES:
-                raise _TooBig(f"{key} is larger than {MAX_MODULE_BYTES // 2**20} MiB")
+                raise _TooBig(f"{key} is {_larger()}")
             try:
                 with zf.open(info) as f:
                     files[module] = _read_capped(f, key)
@@ -242,51 +277,70 @@ class _CountingReader(io.RawIOBase):
         return len(data)
 
 
-def _read_tar(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[str, dict[str, bytes]]:
+_CORRUPT = (tarfile.TarError, OSError, EOFError, zlib.error, ValueError)
+
+
+def _tar_members(src: Path):
+    """The members of the .tar.gz `src`, streamed (decompressed bytes counted against the cap)."""
     try:
         raw = gzip.open(src, "rb")
         counting = io.BufferedReader(_CountingReader(raw, MAX_UNPACKED_BYTES), buffer_size=1 << 16)
         tf = tarfile.open(fileobj=counting, mode="r|")
     except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
         raise RejectedSubmission(f"corrupt archive: not a readable .tar.gz ({exc})") from None
-    candidates: dict[str, tuple[int, str, str]] = {}
-    contents: dict[str, bytes] = {}
     count = 0
-    unsafe = 0
     try:
         with tf:
             for member in tf:
                 count += 1
                 if count > MAX_MEMBERS:
                     raise RejectedSubmission(f"the archive has more than {MAX_MEMBERS} entries")
-                norm = _normalise(member.name)
-                if norm is None:
-                    unsafe += 1
-                    continue
-                layout = layout_of(norm)
-                if layout is None:
-                    continue
-                if not member.isreg():
-                    kind = "symlink" if member.issym() else "hardlink" if member.islnk() else "special file"
-                    not_taken[str(norm)] = f"a {kind} (only regular files are taken)"
-                    continue
-                if member.size > MAX_MODULE_BYTES and layout[2] not in MODULES:
-                    not_taken[str(norm)] = f"larger than {MAX_MODULE_BYTES // 2**20} MiB"
-                    continue
-                if member.size > MAX_MODULE_BYTES:
-                    raise _TooBig(f"{norm} is larger than {MAX_MODULE_BYTES // 2**20} MiB")
-                f = tf.extractfile(member)
-                if f is None:
-                    continue
-                candidates[str(norm)] = layout
-                contents[str(norm)] = _read_capped(f, str(norm))
+                yield tf, member
     except (RejectedSubmission, _TooBig):
         raise
-    except (tarfile.TarError, OSError, EOFError, zlib.error, ValueError) as exc:
+    except _CORRUPT as exc:
         raise RejectedSubmission(f"corrupt archive: {type(exc).__name__}: {exc}") from None
+    finally:
+        raw.close()
+
+
+def _read_tar(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[str, dict[str, bytes]]:
+    candidates: dict[str, tuple[int, str, str]] = {}
+    unsafe = 0
+    for _, member in _tar_members(src):  # first pass: names and sizes only
+        norm = _normalise(member.name)
+        if norm is None:
+            unsafe += 1
+            continue
+        layout = layout_of(norm)
+        if layout is None:
+            continue
+        if not member.isreg():
+            kind = "symlink" if member.issym() else "hardlink" if member.islnk() else "special file"
+            not_taken[str(norm)] = f"a {kind} (only regular files are taken)"
+            candidates.pop(str(norm), None)
+            continue
+        if member.size > MAX_MODULE_BYTES and layout[2] not in MODULES:
+            not_taken[str(norm)] = _larger()
+            candidates.pop(str(norm), None)
+            continue
+        if member.size > MAX_MODULE_BYTES:
+            raise _TooBig(f"{norm} is {_larger()}")
+        candidates[str(norm)] = layout
     _note_unsafe(unsafe, notes)
     root, chosen = choose(candidates, notes, not_taken)
-    return root, {module: contents[key] for module, key in chosen.items()}
+    wanted = {key: module for module, key in chosen.items()}
+    files: dict[str, bytes] = {}
+    for tf, member in _tar_members(src):  # second pass: only the files taken (the last of a name wins)
+        norm = _normalise(member.name)
+        if norm is not None and str(norm) in wanted and member.isreg():
+            try:
+                f = tf.extractfile(member)
+                if f is not None:
+                    files[wanted[str(norm)]] = _read_capped(f, str(norm))
+            except _CORRUPT as exc:
+                raise RejectedSubmission(f"corrupt archive: {type(exc).__name__}: {exc}") from None
+    return root, files
 
 
 def first_entries(path: Path, limit: int = 5) -> list[str]:
