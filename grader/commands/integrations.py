@@ -181,6 +181,10 @@ def cmd_similarity(args: argparse.Namespace, console: Console) -> int:
                   f"{args.threshold:.0%}"
                   + (f"; top: {shown(flagged[0].a)} ↔ {shown(flagged[0].b)} {flagged[0].score:.0%}" if flagged else ""),
                   markup=False, highlight=False, soft_wrap=True)
+    if result.flagged:
+        console.print(f"[yellow]{len(result.flagged)} could not be read and were not compared (flagged at the top "
+                      f"of the page):[/yellow] " + ", ".join(shown_markup(n) for n in sorted(result.flagged)),
+                      highlight=False, soft_wrap=True)
     return 0
 
 

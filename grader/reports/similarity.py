@@ -1,15 +1,22 @@
 """`grader similarity`: which submissions share code, and which are close to the reference solutions.
 
-Only the code inside the graded functions counts: every function or method that holds a
-solution region in `solutions/` is taken from the submission (its body without the
-docstring), because the stubs' signatures, docstrings and imports are the same for everybody.
-The reference solutions join as one more "submission" (``<reference solutions>``): a
-submission close to them points at leaked solutions.
+Only the code of the graded functions counts, and all of it: for every function or method that
+holds a solution region in `solutions/`, the code its rule would cover (`grader.static.build_scope`:
+the function, every submission def it reaches by name, in any of the submission's modules, and
+the module-level code it runs), so renaming a graded function and delegating to it hides
+nothing.  What every submission shares is left out: docstrings, signatures, and any statement or
+function body that is exactly as the stubs in `assignment/` have it (an untouched stub, a
+helper the release provides).  The reference solutions join as one more "submission"
+(``<reference solutions>``): a submission close to them points at leaked solutions.
 
 The comparison is copydetect's (winnowing fingerprints over normalised tokens, as MOSS): for
 each pair, the share of each side's tokens found in the other.  The page lists the pairs at
 or above the threshold, highest first, with the matching regions highlighted side by side.
-Submissions are staged exactly as `grader grade` stages them (`grader.batch.stage`), never run.
+Submissions are staged exactly as `grader grade` stages them (`grader.batch.stage`, with its byte
+caps), read within the static checks' budget, never run.  A submission that cannot be read for
+any reason (a file that does not parse, an expression too deep to print back, code over
+`MAX_CODE_CHARS`) is *flagged*: listed at the top of the page with the reason, not compared, and
+the report is written for everyone else.
 """
 
 from __future__ import annotations
@@ -24,9 +31,12 @@ from grader import KIT_ROOT, MODULES
 from grader.batch.discover import discover
 from grader.batch.stage import stage
 from grader.batch.unpack import RejectedSubmission
+from grader.static import SourceSet, build_scope
+from grader.untrusted import shown
 
 REFERENCE = "<reference solutions>"
 BEGIN = "### BEGIN SOLUTION"
+MAX_CODE_CHARS = 256 * 1024  # of one submission's extracted code (a copy of the reference is ~60,000)
 
 
 class SimilarityError(Exception):
@@ -61,31 +71,69 @@ def _functions(tree: ast.Module):
                     yield sub, f"{node.name}.{sub.name}"
 
 
-def extract(folder: Path, wanted: dict[str, list[str]]) -> str:
-    """The bodies (docstrings removed) of the graded functions found in `folder`, one after another."""
+def _body(node: ast.AST) -> list[ast.stmt]:
+    body = list(getattr(node, "body", []))
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return body
+
+
+def _code(stmts: list[ast.stmt]) -> str:
+    return "\n".join(ast.unparse(stmt) for stmt in stmts)
+
+
+def boilerplate(stubs: Path = KIT_ROOT / "assignment") -> set[str]:
+    """What every submission has: each statement and each def's body (docstring removed) of the
+    stub modules, as `ast.unparse` prints it."""
+    out = {"", "pass", "raise NotImplementedError()", "raise NotImplementedError"}
+    for module in MODULES:
+        path = stubs / f"{module}.py"
+        if path.is_file():
+            for n in ast.walk(ast.parse(path.read_bytes())):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    out.add(_code(_body(n)))
+                elif isinstance(n, ast.stmt) and not isinstance(n, ast.ClassDef):
+                    out.add(ast.unparse(n))
+    return out
+
+
+def extract(folder: Path, wanted: dict[str, list[str]], boiler: set[str] | None = None) -> str:
+    """The code the rules of the graded functions found in `folder` cover (`build_scope`), without
+    what the stubs have (`boilerplate`): each def's body and each module-level statement once, the
+    graded functions in handout order, each followed by what it reaches (by file and line).
+    Raises whatever reading it raises (the caller flags the submission)."""
+    boiler = boilerplate() if boiler is None else boiler
+    sources = SourceSet(folder)
+    done: set[int] = set()
     parts = []
     for module, names in wanted.items():
-        path = folder / f"{module}.py"
-        if not path.is_file():
+        if module not in sources.names:
             continue
-        try:
-            tree = ast.parse(path.read_bytes())
-        except SyntaxError:
-            continue
-        found = {qual: node for node, qual in _functions(tree)}
         for qual in names:
-            node = found.get(qual)
-            if node is None:
+            try:
+                scope = build_scope(sources, module, qual)
+            except LookupError:  # the function is not defined: nothing of it to compare
                 continue
-            body = list(node.body)
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                body = body[1:]
-            code = "\n".join(ast.unparse(stmt) for stmt in body)
-            if code.strip() in ("raise NotImplementedError()", "pass", ""):
-                continue  # an untouched stub is everybody's boilerplate
-            parts.append(f"# {module}.{qual}\n{code}\n")
+            target, rest = scope.nodes[0], scope.nodes[1:]
+            pieces = _pieces(target, done, boiler)
+            for node in sorted(rest, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+                pieces += _pieces(node, done, boiler)
+            if pieces:
+                parts.append(f"# {module}.{qual}\n" + "\n".join(pieces) + "\n")
     return "\n".join(parts)
+
+
+def _pieces(node: ast.AST, done: set[int], boiler: set[str]) -> list[str]:
+    """The code of one node of a scope not shown yet: a def's body, a class's own statements and
+    methods, a module-level statement; nothing the stubs have."""
+    if id(node) in done or not isinstance(node, ast.stmt):
+        return []  # (a decorator, default or annotation is an expression: its statement counts)
+    done.add(id(node))
+    if isinstance(node, ast.ClassDef):
+        return [piece for stmt in _body(node) for piece in _pieces(stmt, done, boiler)]
+    code = _code(_body(node)) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ast.unparse(node)
+    return [] if code.strip() in boiler else [code]
 
 
 @dataclass
@@ -106,8 +154,9 @@ class Pair:
 class Similarity:
     codes: dict[str, str]
     pairs: list[Pair]
-    skipped: dict[str, str]
+    skipped: dict[str, str]  # nothing to compare: rejected, stubs only
     threshold: float
+    flagged: dict[str, str] = field(default_factory=dict)  # could not be read (why): look at these by hand
 
 
 def analyse(paths: list[Path], threshold: float = 0.5, k: int = 25, window: int = 1,
@@ -119,7 +168,9 @@ def analyse(paths: list[Path], threshold: float = 0.5, k: int = 25, window: int 
         raise SimilarityError("; ".join(found.errors))
     codes: dict[str, str] = {}
     skipped: dict[str, str] = {f"{s.student}": why for s, why in found.refused}
+    flagged: dict[str, str] = {}
     wanted = graded_functions()
+    boiler = boilerplate()
     with tempfile.TemporaryDirectory(prefix="kit-similarity-") as tmp:
         for i, source in enumerate(found.sources):
             try:
@@ -127,15 +178,26 @@ def analyse(paths: list[Path], threshold: float = 0.5, k: int = 25, window: int 
             except RejectedSubmission as exc:
                 skipped[source.student] = f"rejected: {exc}"
                 continue
-            code = extract(staged.folder, wanted)
+            try:  # anything at all: this submission is flagged, the others are still compared
+                code = extract(staged.folder, wanted, boiler)
+                if len(code) > MAX_CODE_CHARS:
+                    raise ValueError(f"the code its graded functions reach is {len(code):,} characters "
+                                     f"(the report compares at most {MAX_CODE_CHARS:,})")
+                if code.strip():
+                    copydetect.CodeFingerprint(f"{i}.py", k, window, fp=io.StringIO(code), language="python")
+            except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError, SyntaxError...
+                flagged[source.student] = _why(exc)
+                continue
             if code.strip():
                 codes[source.student] = code
             else:
                 skipped[source.student] = "no graded function has code of its own (stubs only)"
     if include_reference and (KIT_ROOT / "solutions").is_dir():
-        codes[REFERENCE] = extract(KIT_ROOT / "solutions", wanted)
+        codes[REFERENCE] = extract(KIT_ROOT / "solutions", wanted, boiler)
     if len(codes) < 2:
-        raise SimilarityError(f"{len(codes)} submission(s) with code of their own: nothing to compare")
+        raise SimilarityError(f"{len(codes)} submission(s) with code of their own: nothing to compare"
+                              + (f" ({len(flagged)} flagged: {', '.join(shown(n, 40) for n in sorted(flagged)[:5])})"
+                                 if flagged else ""))
     prints = {name: copydetect.CodeFingerprint(f"{name}.py", k, window, fp=io.StringIO(code), language="python")
               for name, code in codes.items()}
     names = sorted(codes)
@@ -147,31 +209,44 @@ def analyse(paths: list[Path], threshold: float = 0.5, k: int = 25, window: int 
                         ([(int(s), int(e)) for s, e in zip(*slices_a)], [(int(s), int(e)) for s, e in zip(*slices_b)]))
             pairs.append(pair)
     pairs.sort(key=lambda p: (-p.score, p.a, p.b))
-    return Similarity(codes, pairs, skipped, threshold)
+    return Similarity(codes, pairs, skipped, threshold, flagged)
 
 
-def _highlight(code: str, regions: list[tuple[int, int]]) -> str:
-    from markupsafe import escape
+def _why(exc: BaseException) -> str:
+    """Why a submission could not be read, in plain words (the message is the grader's, or capped)."""
+    if isinstance(exc, RecursionError):
+        return "an expression nests too deeply to be read back (RecursionError)"
+    if isinstance(exc, MemoryError):
+        return "reading it ran out of memory (MemoryError)"
+    if isinstance(exc, SyntaxError):
+        return shown(exc.msg or str(exc))
+    return shown(f"{type(exc).__name__}: {exc}")
 
+
+def _segments(code: str, regions: list[tuple[int, int]]) -> list[tuple[str, bool]]:
+    """`code` cut into (text, matched) pieces; the template escapes the text (one escaping path)."""
     out, last = [], 0
     for start, end in sorted(regions):
-        if start < last:
-            start = last
-        out.append(str(escape(code[last:start])))
-        out.append(f"<mark>{escape(code[start:end])}</mark>")
+        start = max(start, last)
+        if start > last:
+            out.append((code[last:start], False))
+        if end > start:
+            out.append((code[start:end], True))
         last = max(last, end)
-    out.append(str(escape(code[last:])))
-    return "".join(out)
+    if last < len(code):
+        out.append((code[last:], False))
+    return out
 
 
 def render(result: Similarity, top: int = 20) -> str:
     from grader.reports.page import environment
 
     env = environment()
-    flagged = [p for p in result.pairs if p.score >= result.threshold][:top]
-    shown = [{"pair": p, "left": _highlight(result.codes[p.a], p.regions[0]),
-              "right": _highlight(result.codes[p.b], p.regions[1])} for p in flagged]
-    return env.get_template("similarity.html.j2").render(result=result, shown=shown, reference=REFERENCE,
+    env.filters["shown"] = shown  # names and reasons: capped, control characters escaped (then autoescaped)
+    above = [p for p in result.pairs if p.score >= result.threshold][:top]
+    pairs = [{"pair": p, "left": _segments(result.codes[p.a], p.regions[0]),
+              "right": _segments(result.codes[p.b], p.regions[1])} for p in above]
+    return env.get_template("similarity.html.j2").render(result=result, shown=pairs, reference=REFERENCE,
                                                           all_pairs=result.pairs[: max(top, 50)])
 
 

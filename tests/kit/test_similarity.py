@@ -88,3 +88,49 @@ def test_page_and_bad_input(tmp_path: Path) -> None:
                               "--disable-background-networking", f"--user-data-dir={tmp_path / 'p'}", "--dump-dom",
                               out.as_uri()], capture_output=True, text=True, timeout=120).stdout
         assert 'id="pairs"' in dom
+
+
+def _renamed_copy(dest: Path) -> None:
+    """The reference solutions with every graded function and method renamed, the old name
+    delegating to it (`def f(*a, **k): return _f_impl(*a, **k)`, `self._m_impl(...)`)."""
+    from grader.reports.similarity import graded_functions
+
+    shutil.copytree(KIT_ROOT / "solutions", dest)
+    for module, names in graded_functions().items():
+        path = dest / f"{module}.py"
+        text = path.read_text()
+        tops = [n for n in names if "." not in n]
+        for name in tops:
+            text = re.sub(rf"^def {name}\(", f"def _{name}_impl(", text, flags=re.M)
+        for method in sorted({n.split(".")[1] for n in names if "." in n}):
+            text = re.sub(rf"^    def {method}\(", f"    def {method}(self, *args, **kwargs):\n        return "
+                          f"self._{method}_impl(*args, **kwargs)\n\n    def _{method}_impl(", text, flags=re.M)
+        text += "".join(f"\n\ndef {n}(*args, **kwargs):\n    return _{n}_impl(*args, **kwargs)\n" for n in tops)
+        path.write_text(text)
+
+
+def test_a_renamed_and_delegating_copy_is_still_a_copy(tmp_path: Path) -> None:
+    """The rules' scope is compared, not the bodies of the defs with the graded names."""
+    _renamed_copy(tmp_path / "subs" / "erin" / "assignment")
+    _student(tmp_path / "subs", "alice", ALICE)
+    result = analyse([tmp_path / "subs"], threshold=0.5)
+    pair = next(p for p in result.pairs if {p.a, p.b} == {"erin", REFERENCE})
+    assert pair.score > 0.9, result.pairs[:3]
+
+
+def test_a_submission_that_cannot_be_read_is_flagged_and_the_report_written(tmp_path: Path) -> None:
+    """A 600-term expression (ast.unparse recurses once per term) in one submission: that student
+    is flagged with the reason, everyone else is compared, the page is written."""
+    _class(tmp_path / "subs")
+    deep = {"views": {"element_offset": "\n    return " + " + ".join(["storage_offset"] * 600) + "\n"}}
+    _student(tmp_path / "subs", "mallory", deep)
+    out = tmp_path / "similarity.html"
+    result = write_similarity([tmp_path / "subs"], out)
+    assert "mallory" in result.flagged and "RecursionError" in result.flagged["mallory"], result.flagged
+    assert "mallory" not in result.codes
+    top = {frozenset((p.a, p.b)) for p in result.pairs[:2]}
+    assert top == {frozenset(("alice", "bob")), frozenset(("dave", REFERENCE))}, result.pairs[:3]
+    page = out.read_text()
+    assert 'id="flagged"' in page and "mallory" in page and "RecursionError" in page
+    assert page.count("<mark>") == page.count("</mark>") > 0
+    assert "&lt;" in page and " < " not in page  # the code's own `<` is escaped, by the template alone
