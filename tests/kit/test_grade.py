@@ -2,7 +2,7 @@
 and `grader check` / `grader check --sandbox` / `grader grade` agreeing test by test.
 
 The adversarial suite (tests/adversarial/cases.py, and the batch-side cases of
-tests/adversarial/batch.py and budgets_worker.py) is graded as one batch, two jobs, with the
+tests/adversarial/batch.py, budgets_static.py and budgets_worker.py) is graded as one batch, two jobs, with the
 `memory` module's tests only and short timeouts.  Every case must get exactly its expected score; the batch must
 finish; no process may be left behind; no file may appear outside the sandbox; the network
 server must see no connection; every results.json must conform to the Gradescope format
@@ -39,6 +39,7 @@ from grader.batch.grade import GradeOptions, grade
 from grader.batch.grade import test_files as grade_test_files
 from grader.batch.results import CSV_FIELDS, Layout, validate_results
 from tests.adversarial.batch import BATCH_CASES, STATUS, Refused, relative_paths_batch
+from tests.adversarial.budgets_static import BUDGET_BATCH_CASES
 from tests.adversarial.budgets_worker import WORKER_CASES
 from tests.adversarial.cases import CASES, Case, Ctx, Full, Rejected, Twin, Zero
 from tests.adversarial.isolation import ISOLATION_CASES, problems_after
@@ -223,7 +224,7 @@ def test_adversarial_suite(tmp_path: Path, listener: _Listener) -> None:
         d.mkdir()
     os.chmod(tmp_path, 0o755)
     ctx = Ctx(root=root, out=out, marker_dir=markers, port=listener.port)
-    cases = [c for c in [*CASES, *BATCH_CASES, *WORKER_CASES, *ISOLATION_CASES]
+    cases = [c for c in [*CASES, *BATCH_CASES, *BUDGET_BATCH_CASES, *WORKER_CASES, *ISOLATION_CASES]
              if isolated or not getattr(c, "needs_isolation", False)]
     for case in cases:
         case.build(ctx)

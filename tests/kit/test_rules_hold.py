@@ -4,15 +4,21 @@
   reading of one `def` would miss; it must not score above its honest twin (the same
   submission with the ruled function raising).
 * A do-nothing submission (every stub body `return None`, or `pass`) scores 0 points.
+* Each case of `tests/adversarial/budgets_static.py` (an honest solution carrying what once made
+  the trusted process parse without a budget: a never-imported 1.9 MiB helper, 6,000 defs the
+  rules reach) scores exactly what its honest twin scores, test by test.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from grader.validate import grade_targets
+from tests.adversarial.budgets_static import STATIC_CASES
 from tests.adversarial.rules import CASES, build, do_nothing, twin
 
 pytestmark = pytest.mark.kit
@@ -22,15 +28,21 @@ def _earned(records: list[dict]) -> float:
     return sum(r["points"] for r in records if r["status"] == "passed")
 
 
-def test_tricks_score_no_more_than_their_twins(tmp_path: Path) -> None:
+def _graded_with_twins(cases: list, makers: Callable, tmp_path: Path) -> list[tuple[list[dict], list[dict]]]:
+    """(records of the case, records of its honest twin) for each case, graded with its module's
+    tests in one batch of runs; `makers(case)` gives (build the case, build its twin)."""
     targets: list[tuple[Path, str]] = []
-    for i, case in enumerate(CASES):
-        targets.append((build(case, tmp_path / f"case{i}"), case.module))
-        targets.append((twin(case, tmp_path / f"twin{i}"), case.module))
+    for i, case in enumerate(cases):
+        make, make_twin = makers(case)
+        targets += [(make(tmp_path / f"case{i}"), case.module), (make_twin(tmp_path / f"twin{i}"), case.module)]
     runs = grade_targets(targets, jobs=2)
+    return [(runs[2 * i], runs[2 * i + 1]) for i in range(len(cases))]
+
+
+def test_tricks_score_no_more_than_their_twins(tmp_path: Path) -> None:
+    runs = _graded_with_twins(CASES, lambda c: (partial(build, c), partial(twin, c)), tmp_path)
     problems = []
-    for i, case in enumerate(CASES):
-        trick, honest = runs[2 * i], runs[2 * i + 1]
+    for case, (trick, honest) in zip(CASES, runs):
         if not trick or not honest:
             problems.append(f"{case.name}: a run did not report")
         elif _earned(trick) > _earned(honest):
@@ -38,6 +50,22 @@ def test_tricks_score_no_more_than_their_twins(tmp_path: Path) -> None:
                             and not any(h["id"] == r["id"] and h["status"] == "passed" for h in honest))
             problems.append(f"{case.name} ({case.why}): {_earned(trick)} > twin {_earned(honest)}; gained {gained}")
     assert not problems, "rule tricks that bought points:\n" + "\n".join(problems)
+
+
+def test_budget_cases_score_exactly_their_twins(tmp_path: Path) -> None:
+    runs = _graded_with_twins(STATIC_CASES, lambda c: (c.build, c.twin), tmp_path)
+    problems = []
+    for case, (loaded, honest) in zip(STATIC_CASES, runs):
+        if not loaded or not honest:
+            problems.append(f"{case.name}: a run did not report")
+            continue
+        passed = {r["id"] for r in loaded if r["status"] == "passed"}
+        twin_passed = {r["id"] for r in honest if r["status"] == "passed"}
+        if passed != twin_passed or _earned(loaded) != _earned(honest):
+            failed = {r["id"]: r.get("message", "")[:200] for r in loaded if r["id"] in twin_passed - passed}
+            problems.append(f"{case.name} ({case.why}): {_earned(loaded)} vs twin {_earned(honest)}; lost {failed}; "
+                            f"gained {sorted(passed - twin_passed)}")
+    assert not problems, "budget cases that do not score their twin's points:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("body", ["return None", "pass"])
