@@ -1178,8 +1178,8 @@ def brk_adamw_eps_attribute(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
 
 # Breaking pass 3 (session 5): written from the handout, the stubs and the solution only; the ones the
 # suite missed (all-zero gradients skipped, momentum >= 1 rejected) are caught by the scenario's zero
-# gradients and the hidden boundary cases.  (Its state-key-name and tensor-step-count "bugs" are correct
-# formulations since 0.6: tests/variants/optimizers.py.)
+# gradients and the hidden boundary cases.  (Its state-key-name and tensor-step-count "bugs",
+# g2 included, are correct formulations since 0.6: tests/variants/optimizers.py.)
 
 @mutant(replaces="SGD.step", why="skips parameters whose gradient is all zeros (momentum must still carry them)")
 @torch.no_grad()
@@ -1283,28 +1283,6 @@ def bk5_adagrad_state_fp32(self, closure=None):
             if "sum" not in state:
                 state["sum"] = torch.zeros(p.shape, device=p.device)
             s = state["sum"]
-            s.addcmul_(g, g)
-            p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
-    return loss
-
-
-@mutant(replaces="AdaGrad.step", why="state under the lecture's name g2 instead of sum")
-@torch.no_grad()
-def bk5_adagrad_state_g2(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, eps = group["lr"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if "g2" not in state:
-                state["g2"] = torch.zeros_like(p)
-            s = state["g2"]
             s.addcmul_(g, g)
             p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
     return loss

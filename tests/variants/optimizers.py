@@ -249,3 +249,25 @@ def ok_adam_state_names(self, closure=None):
             denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
             p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
     return loss
+
+
+@variant(replaces="AdaGrad.step", why="state under the lecture's name g2 (not torch.optim's sum)")
+@torch.no_grad()
+def ok_adagrad_state_g2(self, closure=None):
+    loss = None
+    if closure is not None:
+        with torch.enable_grad():
+            loss = closure()
+    for group in self.param_groups:
+        lr, eps = group["lr"], group["eps"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = p.grad
+            state = self.state[p]
+            if "g2" not in state:
+                state["g2"] = torch.zeros_like(p)
+            s = state["g2"]
+            s.addcmul_(g, g)
+            p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
+    return loss
