@@ -26,12 +26,16 @@ every failed test, hidden ones included; instructor-only).  An interrupted batch
 ``kill -9``) is resumed by running the same command again: only what is missing is graded.
 
 A submission from which nothing could be taken is reported as *empty* (no test is run; every
-test not attempted); an archive that cannot be read safely is *rejected* (nothing is run).
+test not attempted); an archive that cannot be read safely is *rejected* (nothing is run); one
+that exhausts the trusted side's budgets (`grader.batch.budget`: the worker's CPU time per
+submission, its memory; or whose worker died twice) is *partial*: the tests that ended score,
+every other one is not graded, and the batch goes on with a fresh worker.
 
 Determinism: tests run in a fixed order, every test starts from RNG seeds derived from its
 node id, hypothesis is derandomised (no example database, no deadline) and the sandbox runs
 torch single-threaded; scores never depend on timing except through the (generous) per-call
-timeouts.
+timeouts and the trusted side's budget (CPU seconds, which a busy machine does not inflate, far
+above what an honest submission needs).
 """
 
 from __future__ import annotations

@@ -103,10 +103,13 @@ def test_worker_stuck_past_its_budget_is_killed_and_scores_what_was_earned(tmp_p
 
 
 def _workers(cli_pid: int) -> list[int]:
+    """The trusted workers of the `grader grade` run `cli_pid`: the fork-server's children, or
+    processes of their own (KIT_TRUSTED_FORKSERVER=0)."""
     from tests.kit.test_startup import _cmdline, _ppid
 
-    forked = [p for p in sandbox.descendants(cli_pid) if b"grader.batch.forkserver" in _cmdline(p)]
-    return [p for p in forked if _ppid(p) in forked]
+    procs = sandbox.descendants(cli_pid)
+    forked = [p for p in procs if b"grader.batch.forkserver" in _cmdline(p)]
+    return [p for p in forked if _ppid(p) in forked] + [p for p in procs if b"grader.batch.trusted" in _cmdline(p)]
 
 
 def test_worker_killed_twice_mid_submission_scores_what_was_earned(tmp_path: Path) -> None:
