@@ -54,6 +54,7 @@ from grader import KIT_ROOT, MODULES, kit_version
 from grader.batch import budget
 from grader.batch.discover import Discovery, Source, discover, fingerprint
 from grader.batch.results import Layout, batch_rows, grades_csv, load_results, render_summary, write_atomic
+from grader.batch.suite import suite_digest
 from grader.untrusted import shown, shown_markup
 
 
@@ -74,6 +75,9 @@ class GradeOptions:
     # and the memory limit of each trusted worker in MiB (None: the default; 0: none)
     submission_budget: float = budget.DEFAULT_BUDGET
     worker_memory_mb: int | None = None
+    # what grades (grader.batch.suite): set by `grade` before anything is graded, written into each
+    # instructor.json; a result is kept only when it was graded by the same suite and settings
+    suite: str = ""
 
 
 @dataclass
@@ -148,16 +152,21 @@ def clean_stale_temp() -> None:
 # -- the parent ----------------------------------------------------------------------------
 
 def already_graded(source: Source, out: Path, options: GradeOptions) -> dict[str, Any] | None:
-    """The existing results.json when it is complete and for this very submission and kit."""
+    """The existing results.json when it is complete and for this very submission, graded by this very
+    suite with these settings (`grader.batch.suite`: the tests', probes' and grader's bytes, the
+    settings that change a verdict), else None."""
     layout = Layout(out)
     doc = load_results(layout.results(source.student))
-    if doc is None or not layout.instructor(source.student).is_file():
+    if doc is None:
         return None
-    extra = doc["extra_data"]
-    if extra.get("kit_version") != kit_version() or extra.get("submission", {}).get("sha256") != fingerprint(source):
+    try:
+        instructor = json.loads(layout.instructor(source.student).read_text())
+    except (OSError, ValueError):
         return None
-    if extra.get("submission", {}).get("graded_with") != {"modules": list(options.modules), "hidden": options.hidden}:
-        return None  # graded with other tests (e.g. --module): grade again
+    if not options.suite or not isinstance(instructor, dict) or instructor.get("suite") != options.suite:
+        return None  # another suite, other settings (--device, --module, a new test...): grade again
+    if doc["extra_data"].get("submission", {}).get("sha256") != fingerprint(source):
+        return None
     return doc
 
 
@@ -353,6 +362,7 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
     result = BatchResult()
     paths = [Path(os.path.abspath(Path(p).expanduser())) for p in paths]
     options = replace(options, out=Path(os.path.abspath(Path(options.out).expanduser())))
+    options = replace(options, suite=suite_digest(options))
     out = options.out
     layout = Layout(out)
     if out.exists() and not out.is_dir():

@@ -253,7 +253,7 @@ class TrustedGrader:
             sandbox_stats = {**sandbox_stats, "launcher": sandbox_stats.get("launcher", self.launcher)}
             doc = build_results(records, student=source.student, kit_version=kit_version(), sandbox=sandbox_stats,
                                 submission=submission, status=status, reason=reason)
-            instructor = {"student": source.student, "kit_version": kit_version(), "status": status,
+            instructor = {"student": source.student, "kit_version": kit_version(), "suite": self.options.suite, "status": status,
                           **({"reason": reason} if reason else {}),
                           "records": records, "seconds": round(time.monotonic() - t0, 1),
                           "sandbox": {k: v for k, v in sandbox_stats.items() if k != "output"},
@@ -329,7 +329,7 @@ class TrustedGrader:
             note = f"the trusted worker was stopped ({why}): no statistics or output of its sandbox were kept"
             write_atomic(layout.sandbox_log(source.student), f"({note})\n")
             write_json(layout.instructor(source.student), {
-                "student": source.student, "kit_version": kit_version(), "status": "partial", "reason": why,
+                "student": source.student, "kit_version": kit_version(), "suite": self.options.suite, "status": "partial", "reason": why,
                 "records": records, "seconds": round(time.monotonic() - t0, 1), "sandbox": {**public_sandbox, "note": note},
                 "settings": self._settings(work), "submission": submission,
                 "trusted": {"stopped": {"why": work.get("stopped_by", ""), "message": why}}})
@@ -355,7 +355,7 @@ class TrustedGrader:
                 r.update(status="failed", message=f"not graded: the submission was rejected ({reason})")
         doc = build_results(records, student=source.student, kit_version=kit_version(), sandbox={},
                             submission=submission, status=status, reason=reason)
-        write_json(layout.instructor(source.student), {"student": source.student, "kit_version": kit_version(),
+        write_json(layout.instructor(source.student), {"student": source.student, "kit_version": kit_version(), "suite": self.options.suite,
                                                        "status": status, "reason": reason, "records": records,
                                                        "seconds": round(time.monotonic() - t0, 1),
                                                        "submission": submission})
