@@ -15,6 +15,11 @@ from typing import Any
 from grader import static
 from grader.backends import Backend
 from grader.protocol import ErrorData
+from grader.wire import cut
+
+#: Characters of a failure's detail (the test's output): an ErrorData's fields are capped already
+#: (`grader.protocol`), a test's own words around a reply's strings (each cut at the decoder) too.
+MAX_DETAIL = 3000
 
 
 class ProbeError(AssertionError):
@@ -33,8 +38,8 @@ class ProbeError(AssertionError):
         elif error is not None:
             where = f" (at {error.where})" if error.where else ""
             detail = f"your code raised {error.type}: {error.message}{where}"
-        self.detail = detail
-        super().__init__(detail)
+        self.detail = cut(detail, MAX_DETAIL)
+        super().__init__(self.detail)
 
 
 class NotAttempted(ProbeError):

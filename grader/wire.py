@@ -30,10 +30,15 @@ CUDA tensor arrives on the CPU (as ``map_location="cpu"`` did); a conjugate or n
 resolved first.  Shared sub-lists are written out once per use, and a structure deeper than
 `MAX_DEPTH` + 1 is cut there with an `Opaque` (so a cycle ends too).
 
-The decoder bounds its own work: values (`MAX_NODES`), depth, tensors and storages per message,
-ints (`MAX_BIG_INT`), dict keys (str, or int within int64: keys chosen to share a hash would make
-building the dict quadratic), and each tensor must lie inside its storage.  A whole storage
-travels with a view of part of it (as with torch.save).
+The decoder bounds its own work: values (`MAX_NODES`, or the caller's `max_values`), depth,
+tensors (`MAX_TENSORS`, or `max_tensors`) and storages per message, ints (`MAX_BIG_INT`), dict
+keys (str, or int within int64: keys chosen to share a hash would make building the dict
+quadratic), and each tensor must lie inside its storage.  A whole storage travels with a view of
+part of it (as with torch.save).  With no back-references, decoding is linear in the bytes: each
+value read costs at least one byte, and what the decoder builds holds no shared sub-list (a
+reply that shared sub-lists in the sandbox arrives expanded, counted against `max_values`).
+With `max_string`, every string (dict keys included) is cut there by `cut`, so a consumer never
+meets a longer one (replies: `grader.protocol.MAX_STRING`); a `Tally` says what was read.
 """
 
 from __future__ import annotations
@@ -73,6 +78,25 @@ _REQUIRES_GRAD, _META = 1, 2
 
 class WireError(ValueError):
     """Bytes that are not a well-formed message (decoding), or a value too large to send (encoding)."""
+
+
+@dataclass
+class Tally:
+    """What one `loads` read, also when it raised: values and tensors (the trusted side charges
+    them to a submission's decoding budget, `grader.protocol.DecodeBudget`)."""
+
+    values: int = 0
+    tensors: int = 0
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` if it has at most `limit` characters, else its first `limit` and a note saying how
+    many were cut (so a cut string never equals the one that was sent).  The one function that
+    caps untrusted strings on the trusted side: every string of a reply (`loads` with
+    `max_string`) and every field of `grader.protocol.ErrorData`."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters cut]"
 
 
 @dataclass(frozen=True)
@@ -189,9 +213,13 @@ class _Encoder:
 
 # -- decoding -------------------------------------------------------------------------------
 
-def loads(payload: bytes | bytearray | memoryview) -> Any:
+def loads(payload: bytes | bytearray | memoryview, *, max_values: int = MAX_NODES, max_tensors: int = MAX_TENSORS,
+          max_string: int | None = None, tally: Tally | None = None) -> Any:
     """The value `payload` holds (`Opaque` where the sender had something else).  Raises
-    WireError for anything malformed; never builds anything but the values listed above."""
+    WireError for anything malformed or past `max_values` values / `max_tensors` tensors (both at
+    most the format's own `MAX_NODES` / `MAX_TENSORS`); never builds anything but the values
+    listed above.  Strings longer than `max_string` characters are `cut`.  `tally`, when given,
+    receives the values and tensors read (also when this raises)."""
     view = memoryview(payload).cast("B")
     size = len(view)
     if bytes(view[:len(MAGIC)]) != MAGIC:
@@ -213,7 +241,13 @@ def loads(payload: bytes | bytearray | memoryview) -> Any:
     for n in lengths:
         starts.append(at)
         at += n
-    return _Decoder(view, pos, pos + body_len, starts, lengths).run()
+    decoder = _Decoder(view, pos, pos + body_len, starts, lengths, min(max_values, MAX_NODES),
+                       min(max_tensors, MAX_TENSORS), max_string)
+    try:
+        return decoder.run()
+    finally:
+        if tally is not None:
+            tally.values, tally.tensors = decoder.nodes, decoder.tensors
 
 
 def _take(fmt: struct.Struct, view: memoryview, pos: int, end: int) -> Any:
@@ -223,10 +257,13 @@ def _take(fmt: struct.Struct, view: memoryview, pos: int, end: int) -> Any:
 
 
 class _Decoder:
-    def __init__(self, view: memoryview, pos: int, end: int, starts: list[int], lengths: list[int]):
+    def __init__(self, view: memoryview, pos: int, end: int, starts: list[int], lengths: list[int],
+                 max_values: int, max_tensors: int, max_string: int | None):
         self.view, self.pos, self.end = view, pos, end
         self.starts, self.lengths = starts, lengths
+        self.max_values, self.max_tensors, self.max_string = max_values, max_tensors, max_string
         self.made: dict[tuple[int, bool], Any] = {}  # (storage, as bool) -> UntypedStorage
+        self.nodes = 0
         self.tensors = 0
 
     def u32(self) -> int:
@@ -245,35 +282,38 @@ class _Decoder:
         # frames: [tag, items, items still to read]; a container is built when its last item is read
         root: list[Any] = []
         stack: list[list[Any]] = [["l", root, 1]]
-        nodes = 0
-        while True:
-            frame = stack[-1]
-            if frame[2] == 0:
-                stack.pop()
-                tag, items = frame[0], frame[1]
-                value = items if tag == "l" else tuple(items) if tag == "t" else self.mapping(items)
-                if not stack:
-                    break
-                stack[-1][1].append(value)
-                continue
-            frame[2] -= 1
-            nodes += 1
-            if nodes > MAX_NODES + 1:
-                raise WireError(f"more than {MAX_NODES} values")
-            if self.pos >= self.end:
-                raise WireError("truncated message")
-            tag = chr(self.view[self.pos])
-            self.pos += 1
-            if tag in "ltd":
-                if len(stack) > MAX_DEPTH + 3:
-                    raise WireError(f"nested deeper than {MAX_DEPTH} levels")
-                n = self.u32()
-                items_to_read = 2 * n if tag == "d" else n
-                if items_to_read > self.end - self.pos:  # every value takes at least one byte
-                    raise WireError("a container larger than the message")
-                stack.append([tag, [], items_to_read])
-                continue
-            frame[1].append(self.scalar(tag))
+        nodes, max_values = 0, self.max_values
+        try:  # (free in CPython 3.11+: the count reaches the Tally also when this raises)
+            while True:
+                frame = stack[-1]
+                if frame[2] == 0:
+                    stack.pop()
+                    tag, items = frame[0], frame[1]
+                    value = items if tag == "l" else tuple(items) if tag == "t" else self.mapping(items)
+                    if not stack:
+                        break
+                    stack[-1][1].append(value)
+                    continue
+                frame[2] -= 1
+                nodes += 1
+                if nodes > max_values:
+                    raise WireError(f"more than {max_values} values")
+                if self.pos >= self.end:
+                    raise WireError("truncated message")
+                tag = chr(self.view[self.pos])
+                self.pos += 1
+                if tag in "ltd":
+                    if len(stack) > MAX_DEPTH + 3:
+                        raise WireError(f"nested deeper than {MAX_DEPTH} levels")
+                    n = self.u32()
+                    items_to_read = 2 * n if tag == "d" else n
+                    if items_to_read > self.end - self.pos:  # every value takes at least one byte
+                        raise WireError("a container larger than the message")
+                    stack.append([tag, [], items_to_read])
+                    continue
+                frame[1].append(self.scalar(tag))
+        finally:
+            self.nodes = nodes
         if self.pos != self.end:
             raise WireError("bytes left over after the value")
         if len(root) != 1:
@@ -304,9 +344,10 @@ class _Decoder:
             return v
         if tag == "s":
             try:
-                return self.raw(self.u32()).decode("utf-8", "surrogatepass")
+                text = self.raw(self.u32()).decode("utf-8", "surrogatepass")
             except UnicodeDecodeError:
                 raise WireError("a string that is not UTF-8") from None
+            return text if self.max_string is None else cut(text, self.max_string)
         if tag == "I":
             n = self.u32()
             if n > MAX_BIG_INT:
@@ -320,8 +361,8 @@ class _Decoder:
 
     def tensor(self) -> torch.Tensor:
         self.tensors += 1
-        if self.tensors > MAX_TENSORS:
-            raise WireError(f"more than {MAX_TENSORS} tensors")
+        if self.tensors > self.max_tensors:
+            raise WireError(f"more than {self.max_tensors} tensors")
         code, flags, ndim = self.raw(3)
         dtype = DTYPES[code] if code < len(DTYPES) else None
         if not isinstance(dtype, torch.dtype) or flags > 3 or ndim > MAX_DIMS:

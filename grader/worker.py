@@ -199,25 +199,36 @@ def _memory_message(reply: dict[str, Any], limits: dict[str, int]) -> dict[str, 
 
 
 def _size_of(value: Any, limit: int) -> int:
-    """Bytes of tensor data in a reply (stops counting past `limit`)."""
+    """About the bytes `value` takes in the wire format (`grader.wire`: each storage once, strings
+    as UTF-8, a few bytes per value); stops counting past `limit`.  `serve` has already bounded
+    the values and tensors (`grader.protocol.check_data`), so this walk is short."""
     import torch
 
-    total, todo = 0, [value]
+    total, todo, storages = 0, [value], set()
     while todo and total <= limit:
         v = todo.pop()
+        total += 9
         if type(v) is torch.Tensor:
-            total += v.untyped_storage().nbytes()
+            total += 16 * v.dim() + 32
+            if v.device.type != "meta":
+                storage = v.untyped_storage()
+                key = (str(v.device), storage.data_ptr(), storage.nbytes())
+                if key not in storages:
+                    storages.add(key)
+                    total += storage.nbytes()
         elif type(v) in (list, tuple):
             todo.extend(v)
         elif type(v) is dict:
+            todo.extend(v)
             todo.extend(v.values())
         elif type(v) is str:
-            total += len(v)
+            total += len(v.encode("utf-8", "surrogatepass"))
     return total
 
 
 def _cap_reply(reply: dict[str, Any]) -> dict[str, Any]:
-    """A result too large to send back fails its call with a plain message (never sent)."""
+    """A result too large to send back fails its call with a plain message (never sent: the
+    trusted side would refuse it by its length, `grader.protocol.MAX_REPLY_BYTES`, as garbage)."""
     from grader.protocol import MAX_REPLY_BYTES
 
     if "ok" in reply:

@@ -21,6 +21,7 @@ from typing import Any
 
 from grader import KIT_ROOT, MODULES
 from grader.backends import read_module_source
+from grader.protocol import BudgetSpent, DecodeBudget
 from grader.sandbox import uids
 from grader.sandbox.channel import CappedBuffer, ChannelTimeout, Garbage
 from grader.sandbox.launchers import kit_bundle, resolve_launcher
@@ -55,6 +56,7 @@ class SandboxBackend:
                                       "timeouts": 0, "crashes": 0, "garbage": 0, "infra_error": "", "events": []}
         self.closed = False
         self._scrub = self._scrub_table()
+        self.decode_budget = DecodeBudget()  # trusted work its replies may cost (grader.protocol)
 
     # Backend interface ------------------------------------------------------------------------
     def source(self, module: str) -> str | None:
@@ -107,6 +109,9 @@ class SandboxBackend:
             return {"boundary": f"the grader could not run your code: {self.stats['infra_error']}"}
         if self.call_seconds > self.settings.submission_budget:
             return {"boundary": f"the submission used up its total time budget ({self.settings.submission_budget:g} s)"}
+        spent = self.decode_budget.refusal(module)
+        if spent:
+            return {"boundary": spent}
         if self.stats["timeouts"] + self.stats["crashes"] + self.stats["garbage"] >= self.settings.max_restarts:
             return {"boundary": "the sandbox crashed or timed out too many times; later calls are not run"}
         if measured is not None and self.sandbox is not None:
@@ -188,7 +193,8 @@ class SandboxBackend:
     def _request(self, sandbox: Sandbox, message: dict[str, Any], timeout: float, what: str,
                  module: str | None) -> dict[str, Any]:
         try:
-            reply = self.scrub_reply(sandbox.request(message, timeout))
+            charged = str(message.get("module") or message.get("name", "")).partition(".")[0]
+            reply = self.scrub_reply(sandbox.request(message, timeout, self.decode_budget, charged))
             if sandbox.dirty and message["op"] == "call":  # processes left behind: not into the next call
                 self.stats["leftovers"] = self.stats.get("leftovers", 0) + 1
                 sandbox.kill()
@@ -203,6 +209,11 @@ class SandboxBackend:
             sandbox.kill()
             self.sandbox = None
             return self._fail("crashes", what, sandbox.death_words(rc), module)
+        except BudgetSpent as exc:  # not the sandbox's fault: not counted as garbage (its leftovers unknown: restart)
+            sandbox.kill()
+            self.sandbox = None
+            self.stats["events"].append({"call": what, "kind": "budget", "message": str(exc)})
+            return {"boundary": str(exc)}
         except Garbage as exc:
             sandbox.kill()
             self.sandbox = None

@@ -69,16 +69,20 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
     return bytes(buf)
 
 
-def read_message(fd: int, deadline: float) -> Any:
-    """(Trusted side) one decoded message; ChannelTimeout, EOFError or Garbage otherwise."""
-    from grader.protocol import MAX_REPLY_BYTES, BoundaryError, decode
+def read_message(fd: int, deadline: float, budget: Any = None, module: str = "") -> Any:
+    """(Trusted side) one decoded message; ChannelTimeout, EOFError or Garbage otherwise (or
+    `grader.protocol.BudgetSpent`: a well-formed reply past `budget`, read whole, so the channel
+    stays in step)."""
+    from grader.protocol import MAX_REPLY_BYTES, BoundaryError, BudgetSpent, decode
 
     (n,) = HEADER.unpack(_read_exact(fd, HEADER.size, deadline))
     if n > MAX_REPLY_BYTES:
         raise Garbage(f"a reply of {n} bytes (the cap is {MAX_REPLY_BYTES})")
     payload = _read_exact(fd, n, deadline)
     try:
-        return decode(payload)
+        return decode(payload, budget=budget, module=module)
+    except BudgetSpent:
+        raise
     except BoundaryError as exc:
         raise Garbage(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - e.g. RecursionError on absurdly nested data

@@ -329,14 +329,15 @@ class Sandbox:
         self.kill()
 
     # messages ------------------------------------------------------------------------------
-    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one request; the reply dict, or raise ChannelTimeout / EOFError / Garbage."""
+    def request(self, message: dict[str, Any], timeout: float, budget: Any = None, module: str = "") -> dict[str, Any]:
+        """Send one request; the reply dict, or raise ChannelTimeout / EOFError / Garbage (or
+        BudgetSpent: the reply's decoding is charged to `module`'s share of `budget`)."""
         self.seq += 1
         message = dict(message, seq=self.seq)
         self.fault_mark = self.fault.total
         deadline = time.monotonic() + timeout
         write_message(self.req_w, message, deadline)
-        answer = read_message(self.rep_r, deadline)
+        answer = read_message(self.rep_r, deadline, budget, module)
         if not isinstance(answer, dict) or answer.get("seq") != self.seq or not isinstance(answer.get("reply"), dict):
             raise Garbage("a reply that does not answer the request")
         reply = answer["reply"]

@@ -212,3 +212,225 @@ def test_requests_are_not_capped_replies_are():
     assert torch.equal(wire.loads(payload)["init"], big["init"])  # what the sandbox's worker does with a request
     with pytest.raises(BoundaryError, match="cap"):
         decode(payload)
+
+
+# -- budgets of the trusted decoder (issue 23: no reply or run of replies expands past a budget) -----
+
+def _shared_list(values: int) -> list:
+    """A list of about `values` values built from one shared row (the wire writes it once per use)."""
+    side = int(values ** 0.5)
+    row = [0] * side
+    return [row] * side
+
+
+def test_a_reply_past_the_value_cap_is_refused_at_the_cap_not_walked():
+    """One reply holds at most MAX_NODES values (the suite's largest holds 1,203): a reply of shared
+    rows that expands past it is refused once the decoder reaches the cap."""
+    payload = wire.dumps({"seq": 1, "reply": {"ok": _shared_list(4 * protocol.MAX_NODES)}})
+    tally = wire.Tally()
+    with pytest.raises(wire.WireError, match="more than"):
+        wire.loads(payload, max_values=protocol.MAX_NODES, tally=tally)
+    assert tally.values == protocol.MAX_NODES + 1  # stopped there: the rest was never read
+    with pytest.raises(BoundaryError, match="more than"):
+        decode(payload)
+    legit = {"seq": 1, "reply": {"ok": _shared_list(protocol.MAX_NODES // 2)}, "children": False}
+    assert decode(encode(legit)) == legit
+    with pytest.raises(BoundaryError, match="more than"):  # the sandbox refuses it too (serve's check)
+        check_data(_shared_list(2 * protocol.MAX_NODES))
+    with pytest.raises(BoundaryError, match="tensors"):
+        check_data([torch.zeros(1)] * (protocol.MAX_TENSORS + 1))
+
+
+def test_decode_budget_per_module_and_per_submission():
+    """Each module's replies decode at most DecodeBudget.MODULE (values, tensors, bytes) in all, the
+    whole submission DecodeBudget.SUBMISSION; past them a reply raises BudgetSpent when the decoder
+    reaches what is left, and later calls are refused without running."""
+    budget = protocol.DecodeBudget(module=(1000, 10, 10**6), submission=(2000, 25, 10**7))
+    reply = encode({"seq": 1, "reply": {"ok": list(range(400))}})  # 407 values
+    for _ in range(2):
+        decode(reply, budget=budget, module="memory")
+    assert budget.refusal("memory") is None
+    with pytest.raises(protocol.BudgetSpent, match="memory.py"):
+        decode(reply, budget=budget, module="memory")  # only 186 values left
+    assert budget.used["memory"][0] == 1001  # the third reply was read only up to the budget
+    assert "memory.py" in budget.refusal("memory") and budget.refusal("views") is None
+    with pytest.raises(protocol.BudgetSpent):
+        decode(encode({"seq": 2, "reply": {"ok": None}}), budget=budget, module="memory")  # nothing left at all
+    for _ in range(2):  # another module has its own share...
+        decode(reply, budget=budget, module="views")
+    with pytest.raises(protocol.BudgetSpent, match="whole submission"):  # ...and the submission's runs out
+        decode(reply, budget=budget, module="flops")
+    assert "whole submission" in budget.refusal("data")
+    tensors = protocol.DecodeBudget(module=(10**6, 10, 10**6))
+    with pytest.raises(protocol.BudgetSpent, match="tensors"):
+        decode(encode([torch.zeros(1)] * 11), budget=tensors, module="fp8")
+    nbytes = protocol.DecodeBudget(module=(10**6, 10, 1000))
+    with pytest.raises(protocol.BudgetSpent, match="bytes"):
+        decode(encode(torch.zeros(1000)), budget=nbytes, module="fp8")
+
+
+def test_a_budget_refusal_is_not_garbage_and_leaves_the_channel_in_step():
+    """read_message hands BudgetSpent on (the backend answers the call with its sentence and does
+    not count the sandbox's reply as garbage); the reply was read whole."""
+    import os
+    import time
+
+    from grader.sandbox.channel import HEADER, read_message
+
+    budget = protocol.DecodeBudget(module=(100, 10, 10**6))
+    r, w = os.pipe()
+    try:
+        for value in (list(range(200)), "next"):
+            payload = encode({"seq": 1, "reply": {"ok": value}})
+            os.write(w, HEADER.pack(len(payload)) + payload)
+        with pytest.raises(protocol.BudgetSpent):
+            read_message(r, time.monotonic() + 5, budget, "memory")
+        assert read_message(r, time.monotonic() + 5) == {"seq": 1, "reply": {"ok": "next"}}
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_every_string_of_a_reply_is_cut_at_the_decoder():
+    """Every string a reply holds (values, dict keys, inside an error record) is cut once, at the
+    decoder, to MAX_STRING characters and a note: no consumer needs to cap it again."""
+    n = protocol.MAX_STRING
+    long = "é" * (10 * n)
+    back = decode(encode({"ok": [long, {long: (long,)}], "short": "x" * n}))
+    cut = wire.cut(long, n)
+    assert back["ok"][0] == cut and list(back["ok"][1]) == [cut] and back["ok"][1][cut] == (cut,)
+    assert back["short"] == "x" * n and cut.startswith("é" * n) and cut != long and len(cut) < n + 50
+    assert wire.loads(encode(long)) == long  # requests (decoded in the sandbox) are not cut
+
+
+def test_error_data_fields_are_capped_however_it_is_made():
+    """ErrorData caps every field (a 1 MB class name once reached results.json): from a reply's
+    record, from an exception, or built directly."""
+    huge = "E" * 10**6
+    record = {"type": huge, "bases": [huge] * 10_000, "message": huge, "not_implemented": 1, "where": huge}
+    sent = dict(record, bases=["B" * 1000] * 1000)  # (10,000 bases of 1 MB would be 10 GB on the wire)
+    for err in (ErrorData.from_dict(record), ErrorData(huge, tuple(record["bases"]), huge, True, huge),
+                ErrorData.from_dict(decode(encode(sent)))):
+        assert len(err.type) < protocol.MAX_ERROR_TYPE + 50 and len(err.bases) == protocol.MAX_ERROR_BASES
+        assert all(len(b) < protocol.MAX_ERROR_TYPE + 50 for b in err.bases)
+        assert len(err.message) < protocol.MAX_ERROR_MESSAGE + 50 and len(err.where) < protocol.MAX_ERROR_WHERE + 50
+        assert err.not_implemented is True
+    odd = ErrorData.from_dict({"type": [1] * 10, "bases": 7, "message": 12, "not_implemented": "yes", "where": None})
+    assert (odd.type, odd.bases, odd.message, odd.not_implemented, odd.where) == ("<list>", (), "12", True, "None")
+
+    deep = type("Deep0", (ValueError,), {})
+    for i in range(1, 200):
+        deep = type(f"Deep{i}", (deep,), {})
+    try:
+        raise type("X" * 10**5, (deep,), {})("boom")
+    except ValueError as exc:
+        err = ErrorData.from_exception(exc, None)
+    assert len(err.type) < protocol.MAX_ERROR_TYPE + 50 and len(err.bases) == protocol.MAX_ERROR_BASES
+
+
+def test_a_probe_error_s_detail_is_capped():
+    """What reaches a test's output from a failed call is capped (ProbeError.detail)."""
+    from grader.student import MAX_DETAIL, ProbeError
+
+    detail = ProbeError("memory.storage_bytes", detail="d" * 10**6).detail
+    assert len(detail) < MAX_DETAIL + 50
+    err = ErrorData("T" * 10**6, ("ValueError",), "m" * 10**6, False, "w" * 10**6)
+    assert len(str(ProbeError("memory.storage_bytes", err))) < MAX_DETAIL + 50
+
+
+def test_the_worker_counts_a_shared_storage_once():
+    """The sandbox's size check counts what the wire sends: a storage once, however many views."""
+    from grader.worker import _cap_reply
+
+    base = torch.zeros(2**20)  # 4 MiB, 40 views of it: 4 MiB on the wire
+    assert "ok" in _cap_reply({"ok": [base[i:] for i in range(40)]})
+    assert "boundary" in _cap_reply({"ok": [torch.zeros(2**20) for _ in range(5)]})  # 20 MiB
+    assert "boundary" in _cap_reply({"ok": ["é" * (9 * 2**20)]})  # 18 MiB of UTF-8
+
+
+def test_contained_child_bounds_memory_and_time():
+    """grader.contained runs trusted code on untrusted bytes in a child: past its memory or time it
+    reports a sentence, and its result comes back through the reply decoder."""
+    from grader.contained import contained
+
+    grow = contained(lambda: torch.ones(2**31 // 4).sum().item(), memory=1 << 28)
+    assert grow.value is None and "allocate" in grow.error
+    assert contained(_spin, seconds=1).error == "it did not finish in time"
+    ok = contained(lambda x: {"t": torch.ones(2) * x, "s": "s" * 10**5}, 3.0)
+    assert ok.error is None and torch.equal(ok.value["t"], torch.full((2,), 3.0))
+    assert len(ok.value["s"]) < protocol.MAX_STRING + 50  # cut like every reply's strings
+    assert contained(_raises).error == "KeyError: 'nope'"
+
+
+def _spin():
+    while True:
+        pass
+
+
+def _raises():
+    raise KeyError("nope")
+
+
+def _checkpoint_bytes(obj, **kwargs) -> torch.Tensor:
+    buffer = io.BytesIO()
+    torch.save(obj, buffer, **kwargs)
+    return torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8).clone()
+
+
+def test_the_checkpoint_test_reads_student_files_within_bounds():
+    """The trusted checkpointing test loads the student's file with torch.load(weights_only=True)
+    in a contained child: shared lists describing 2**40 items are walked once per object, a zip
+    with deflated or overlapping records is refused before anything is inflated, and what an
+    honest checkpoint holds (either format) is found."""
+    import zipfile
+
+    from tests.public.test_checkpointing import _weights_only_tensors
+
+    w = torch.arange(12.0).reshape(4, 3)
+    for kwargs in ({}, {"_use_new_zipfile_serialization": False}):
+        got = _weights_only_tensors(_checkpoint_bytes({"model": {"w": w.clone()}, "step": 3}, **kwargs), [w])
+        assert len(got) == 1 and torch.equal(got[0], w)
+    laughs: list = [w.clone()]
+    for _ in range(40):
+        laughs = [laughs, laughs]
+    assert [torch.equal(t, w) for t in _weights_only_tensors(_checkpoint_bytes({"x": laughs}), [w])] == [True]
+
+    plain = _checkpoint_bytes({"w": torch.zeros(2**20)}).numpy().tobytes()
+    source, deflated = zipfile.ZipFile(io.BytesIO(plain)), io.BytesIO()
+    with zipfile.ZipFile(deflated, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for info in source.infolist():
+            archive.writestr(info.filename, source.read(info.filename))
+    bomb = torch.frombuffer(bytearray(deflated.getvalue()), dtype=torch.uint8)
+    with pytest.raises(AssertionError, match="compressed"):
+        _weights_only_tensors(bomb, [w])
+    overlapping = io.BytesIO()
+    with zipfile.ZipFile(overlapping, "w") as archive:
+        for info in source.infolist():
+            archive.writestr(info, source.read(info.filename))
+    raw = bytearray(overlapping.getvalue())  # a second central-directory entry for the 4 MiB record
+    with pytest.raises(AssertionError, match="declare"):
+        _weights_only_tensors(torch.frombuffer(_duplicate_largest_entry(raw), dtype=torch.uint8), [w])
+    with pytest.raises(AssertionError, match="refuses the file"):
+        _weights_only_tensors(_checkpoint_bytes({"e": Evil()}), [w])
+
+
+def _duplicate_largest_entry(raw: bytearray) -> bytearray:
+    """`raw` (a zip) with one more central-directory entry, named "archive/data/copy", for the
+    same bytes as its largest record (stored records that overlap)."""
+    end = raw.rindex(b"PK\x05\x06")
+    count, size, offset = struct.unpack_from("<HII", raw, end + 10)
+    entries, pos = [], offset
+    for _ in range(count):
+        fixed = raw[pos:pos + 46]
+        name_len, extra_len, comment_len = struct.unpack_from("<HHH", fixed, 28)
+        entries.append(bytes(raw[pos:pos + 46 + name_len + extra_len + comment_len]))
+        pos += 46 + name_len + extra_len + comment_len
+    largest = max(entries, key=lambda e: struct.unpack_from("<I", e, 24)[0])
+    name = b"archive/data/copy"
+    copy = bytearray(largest[:46]) + name
+    struct.pack_into("<HHH", copy, 28, len(name), 0, 0)
+    directory = b"".join(entries) + copy
+    tail = bytearray(raw[end:end + 22])
+    struct.pack_into("<HHII", tail, 8, count + 1, count + 1, len(directory), offset)
+    return bytearray(raw[:offset]) + directory + tail
+

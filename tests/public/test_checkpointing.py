@@ -12,12 +12,14 @@ from __future__ import annotations
 import ast
 import io
 import os
+import zipfile
 from typing import Any
 
 import pytest
 import torch
 
 from grader import static
+from grader.contained import contained
 from grader.expect import assert_equal, assert_tensor, assert_type
 from grader.protocol import ErrorData
 from grader.student import NotAttempted, ProbeError
@@ -223,41 +225,117 @@ def _check_interrupted_in_process(student, *, seed: int, steps: int, via: str, i
                    f"{what}: the checkpoint left after a failed save")
 
 
-def _find_tensors(obj: Any, found: list[torch.Tensor]) -> list[torch.Tensor]:
-    if type(obj) is torch.Tensor:
-        found.append(obj)
-    elif isinstance(obj, dict):
-        for value in obj.values():
-            _find_tensors(value, found)
-    elif isinstance(obj, (list, tuple)):
-        for value in obj:
-            _find_tensors(value, found)
-    return found
+# -- reading the student's file on the trusted side ---------------------------------------------
+# torch.load(weights_only=True) is the point of the test, so it runs on the trusted side (code in
+# the sandbox could patch torch.load to say anything), but the file steers its work: records
+# deflated 1000:1, or lists shared to describe 10**7 items in 2 KB.  So the zip directory is
+# screened first (bounded work, nothing inflated), then the load and one walk run in a throwaway
+# child (grader.contained: RLIMIT_AS, a time limit, the result back in the wire format), which
+# sends back only the tensors that could be a parameter or a moment.
+
+#: Address space the child may add for loading (a checkpoint of the kit's model needs a few KB),
+#: and its time.
+LOAD_MEMORY, LOAD_SECONDS = 1 << 30, 60.0
+#: Objects the walk of the loaded checkpoint visits (each once): a pickle needs a byte or more per
+#: object it makes, so no file that crosses the probe boundary (grader.protocol.MAX_REPLY_BYTES)
+#: reaches this; it stops a walk all the same if one ever did.
+MAX_OBJECTS = 1 << 24
+#: Tensors of a parameter's shape and dtype sent back (the kit's checkpoint holds 12).
+MAX_CANDIDATES = 1000
 
 
-def _weights_only_load(data: Any) -> Any:
-    assert_type(data, torch.Tensor, "the checkpoint file's bytes")
-    if data.numel() == 0:
-        raise AssertionError("save_checkpoint left an empty file at the path")
+def _zip_problem(data: bytes) -> str | None:
+    """Why torch's zip format in `data` is refused before anything is inflated, or None.
+    torch.save stores every record uncompressed, so a compressed record (which torch.load would
+    inflate, 1 MiB into 1 GiB) is refused, and so are records that declare more bytes in all than
+    the file holds (stored records that overlap describe the same bytes many times over).  Reads
+    the zip directory only.  (Not torch's reader: the child's limits hold whatever it sees.)"""
+    if data[:4] != b"PK\x03\x04":  # not the zip format: torch's legacy format is read under the child's limits
+        return None
     try:
-        return torch.load(io.BytesIO(data.numpy().tobytes()), weights_only=True, map_location="cpu")
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            records = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
+        return f"its zip directory cannot be read ({str(exc)[:200]})"
+    declared = 0
+    for record in records:
+        if record.compress_type != zipfile.ZIP_STORED or record.compress_size != record.file_size:
+            return (f"its record {record.filename[:100]!r} is compressed (torch.save stores every record as is; "
+                    "a compressed one would be inflated by torch.load)")
+        declared += record.file_size
+    if declared > len(data):
+        return f"its records declare {declared} bytes in all, more than the file's {len(data)} (records that overlap)"
+    return None
+
+
+def _weights_only_candidates(data: bytes, kinds: set[tuple[tuple[int, ...], str]]) -> dict[str, Any]:
+    """(Runs in the contained child.)  torch.load(data, weights_only=True), then one walk of what
+    it built (each object once, by id: shared lists cost nothing more) into dicts, lists and
+    tuples: {"tensors": the tensors whose (shape, dtype) is in `kinds`, copied, "count": every
+    tensor found} or {"refused": why torch.load refused the file}."""
+    try:
+        obj = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
     except Exception as exc:  # noqa: BLE001 - the refusal is the finding
         text = str(exc)
         reason = text.split("WeightsUnpickler error:", 1)[-1].strip().splitlines()[0] if text else type(exc).__name__
-        raise AssertionError(f"torch.load(checkpoint, weights_only=True) refuses the file: {reason[:300]} "
-                             "(store only tensors, numbers, strings and lists/tuples/dicts of them)") from None
+        return {"refused": reason[:300]}
+    seen, todo, candidates, count = set(), [obj], [], 0
+    while todo:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if len(seen) > MAX_OBJECTS:
+            return {"refused": f"the loaded checkpoint holds more than {MAX_OBJECTS} objects"}
+        if type(item) is torch.Tensor:
+            count += 1
+            if (tuple(item.shape), str(item.dtype)) in kinds:
+                if len(candidates) == MAX_CANDIDATES:
+                    return {"refused": f"it holds more than {MAX_CANDIDATES} tensors of a parameter's shape"}
+                candidates.append(item.detach().clone())
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+    return {"tensors": candidates, "count": count}
+
+
+def _weights_only_tensors(data: Any, wanted: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The tensors of the checkpoint file `data` (a uint8 tensor of its bytes) that have the shape
+    and dtype of one of `wanted`; AssertionError if torch.load(weights_only=True) refuses the
+    file, or if it is refused before (`_zip_problem`) or cannot be read within the child's limits."""
+    assert_type(data, torch.Tensor, "the checkpoint file's bytes")
+    if data.numel() == 0:
+        raise AssertionError("save_checkpoint left an empty file at the path")
+    raw = data.numpy().tobytes()
+    problem = _zip_problem(raw)
+    if problem is None:
+        kinds = {(tuple(w.shape), str(w.dtype)) for w in wanted}
+        got = contained(_weights_only_candidates, raw, kinds, memory=LOAD_MEMORY, seconds=LOAD_SECONDS)
+        if got.error is not None:
+            problem = f"it could not be loaded: {got.error}"
+        elif not isinstance(got.value, dict) or not ("refused" in got.value or "tensors" in got.value):
+            problem = "it could not be loaded"
+        elif "refused" in got.value:
+            problem = str(got.value["refused"])
+    if problem is not None:
+        raise AssertionError(f"torch.load(checkpoint, weights_only=True) refuses the file: {problem} "
+                             "(store only tensors, numbers, strings and lists/tuples/dicts of them)")
+    tensors = got.value["tensors"]
+    assert_type(tensors, list, "the checkpoint's tensors")
+    return [t for t in tensors if type(t) is torch.Tensor]
 
 
 @pytest.mark.points(1)
 def test_checkpoint_loads_with_weights_only(student):
     """the file loads with torch.load(weights_only=True) and holds the parameters and AdamW's moments"""
     steps = 4
-    obj = _weights_only_load(student.probe("checkpointing.checkpoint_bytes", seed=11, steps=steps))
-    tensors = _find_tensors(obj, [])
     want = uninterrupted(11, steps)
     wanted = [(f"parameter {n}", p) for n, p in zip(PARAMS, want["params"])]
     wanted += [(f"AdamW's {key} of parameter {n}", s[key]) for n, s in zip(PARAMS, want["state"])
                for key in ("exp_avg", "exp_avg_sq")]
+    tensors = _weights_only_tensors(student.probe("checkpointing.checkpoint_bytes", seed=11, steps=steps),
+                                    [w for _, w in wanted])
     for what, w in wanted:
         if not any(t.shape == w.shape and t.dtype == w.dtype and torch.equal(t, w) for t in tensors):
             raise AssertionError(f"the checkpoint file holds no tensor equal to {what}")
