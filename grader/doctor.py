@@ -1,5 +1,6 @@
-"""`grader doctor`: which isolation layers work on this machine, which launcher `auto` picks,
-and the one-line fix for each missing layer."""
+"""`grader doctor`: which isolation layers work on this machine, which launcher `auto` picks (or
+why it refuses to grade: no launcher gives the guarantees, e.g. Landlock below ABI 6 without
+root), and the one-line fix for each missing layer."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ FIXES = {
               "sysctl -w kernel.unprivileged_userns_clone=1 (older Debian); or run the grader as root; "
               "in Docker: --security-opt seccomp=unconfined or an image profile that allows unshare",
     "root_bwrap": "run the grader as root, or make user namespaces available (see the line above)",
-    "landlock": "a kernel >= 5.13 with Landlock enabled (lsm=landlock,... on the kernel command line)",
+    "landlock": "a kernel >= 6.12 with Landlock enabled (lsm=landlock,... on the kernel command line): ABI 6 "
+                "keeps a sandbox's signals and abstract sockets to itself; below that, run the grader as root "
+                "(a uid per submission)",
     "seccomp": "apt-get install -y libseccomp2 && pip install pyseccomp",
     "uid": "run the grader as root (sudo): every submission then runs under a uid of its own",
     "zygote": "sandboxes start the ordinary way (about 1.5 s each, plus 1.2 s for torch._dynamo on the first "
@@ -97,7 +100,7 @@ def _cuda_inside_locked_down(launcher: str) -> tuple[bool, str]:
     with tempfile.TemporaryDirectory() as scratch:
         bundle = launchers.kit_bundle()
         config = {"limits": rlimits(limits), "uid": None, "gid": None, "keep_read_cap": False,
-                  "seccomp": seccomp.program(deny_connect=True).hex() if seccomp.available()[0] else None,
+                  "seccomp": seccomp.program().hex() if seccomp.available()[0] else None,
                   "landlock": launchers.landlock_rules(Path(scratch), bundle, [scratch], gpu=True)
                   if launcher == "landlock" else None}
         script = ("import json, sys; from grader.worker import lock_down; lock_down(json.loads(sys.argv[1])); "
@@ -152,17 +155,29 @@ def diagnose(cuda: bool = True) -> dict[str, Any]:
         ok, why = launchers.bwrap_available(user_namespace=True)
         add("bubblewrap (user namespace)", ok, why or "unprivileged namespaces work", FIXES["userns"])
     abi, why = launchers.landlock_available()
-    add("landlock", bool(abi), f"ABI {abi}" if abi else why, FIXES["landlock"])
+    usable, why_not = launchers.landlock_acceptable()
+    if not abi:
+        add("landlock", False, why, FIXES["landlock"])
+    elif usable:
+        scoped = abi >= launchers.LANDLOCK_SCOPED_ABI
+        add("landlock", True, f"ABI {abi}: " + ("signals and abstract sockets scoped to the sandbox" if scoped else
+                                                  "no scopes, accepted as root (a uid per submission)"))
+    else:
+        add("landlock", False, f"ABI {abi}, refused: {why_not}", FIXES["landlock"])
     ok, why = _seccomp_check()
     add("seccomp", ok, why or "libseccomp filter installed and refusing AF_INET", FIXES["seccomp"])
     add("uid drop", root, "root: a uid per submission" if root else "not root: the sandbox runs as this user",
         FIXES["uid"])
     ok, how = limits.cgroups_available()
     add("cgroup memory limit", ok, how, FIXES["cgroup"])
-    with redirect_stderr(io.StringIO()):
-        picked, warning = launchers.resolve_launcher("auto")
-    add("zygote (fast sandbox start)", *_zygote_check(picked), FIXES["zygote"])
-    if cuda:
+    try:
+        with redirect_stderr(io.StringIO()):
+            picked, warning = launchers.resolve_launcher("auto")
+    except RuntimeError as exc:  # no launcher gives the guarantees: auto refuses to grade
+        picked, warning = "", str(exc)
+    add("zygote (fast sandbox start)", *(_zygote_check(picked) if picked else (None, "not used: no launcher")),
+        FIXES["zygote"])
+    if cuda and picked:
         ok, why = _cuda_inside(picked)
         add("cuda inside the sandbox", ok, why or "torch.cuda.is_available() inside the sandbox", FIXES["cuda"])
     return {"auto": picked, "warning": warning, "root": root, "layers": layers}
@@ -178,7 +193,10 @@ def render(report: dict[str, Any], console: Any) -> None:
         mark = {True: "[green]yes[/green]", False: "[red]no[/red]", None: "n/a"}[info["ok"]]
         table.add_row(name, mark, info["detail"], info["fix"])
     console.print(table)
-    console.print(f"--sandbox auto picks: [bold]{report['auto']}[/bold]")
+    if report["auto"]:
+        console.print(f"--sandbox auto picks: [bold]{report['auto']}[/bold]")
+    else:
+        console.print("--sandbox auto [bold red]refuses to grade here[/bold red]:")
     if report["warning"]:
         console.print(report["warning"], highlight=False)
 
@@ -191,7 +209,7 @@ def require(level_name: str, launcher: str = "auto") -> str:
     from grader.sandbox import launchers
 
     with redirect_stderr(io.StringIO()):
-        picked, _ = launchers.resolve_launcher(launcher)
+        picked, _ = launchers.resolve_launcher(launcher)  # (raises where nothing gives the guarantees)
     if launchers.level(picked) < launchers.level(level_name):
         raise RuntimeError(f"--require {level_name}: this machine would grade with {picked}; "
                            "run `grader doctor` for the missing layers and their fixes")

@@ -17,6 +17,16 @@ Where it runs:
 * the in-process backend (pytest, `grader check`) starts it in `pytest_configure`, before any
   test imports the implementation.
 
+Nothing a fresh run starts outlives it: the template is a child subreaper (a process whose
+parent ends is re-parented to it, not to init), so after each run every process the run left --
+a grandchild that double-forked and called setsid() included -- is below the template, which
+kills and reaps them all (`grader.sandbox.supervisor.end_descendants`) before it answers.  Inside
+a Landlock sandbox, where /proc does not show those processes, the template takes a Landlock
+domain of its own and each run one nested in it (`start(confine=...)`): with Landlock's scopes
+``kill(-1)`` from the template then reaches exactly the runs' processes.  Where it can neither
+(Landlock without scopes) it says so and exits: its orphans go to the worker, which reports
+them, and the grader ends the sandbox after that call.
+
 `grader.serve.serve_fresh` uses the template when this process has one and otherwise starts a
 new interpreter (`python -m grader.serve`), so both ways are always available.  The template
 is not for student code to talk to: it only runs named probes (`grader.serve.find_probe`) on
@@ -32,6 +42,7 @@ import select
 import signal
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 _TEMPLATE: "Template | None" = None
@@ -85,14 +96,21 @@ class Template:
         started = _recv(self.rep_r, deadline)
         pid = int(started["pid"])
         try:
-            return int(_recv(self.rep_r, deadline)["rc"])
+            done = _recv(self.rep_r, deadline)
+            rc: int | None = int(done["rc"])
         except TimeoutError:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            _recv(self.rep_r, time.monotonic() + 10)  # the template reaps it and says so
-            return None
+            done = _recv(self.rep_r, time.monotonic() + 10)  # the template reaps it and says so
+            rc = None
+        if done.get("left"):  # it could not end what the run left, and exits: they become our children
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+        return rc
 
     def close(self) -> None:
         for fd in (self.req_w, self.rep_r):
@@ -106,9 +124,10 @@ class Template:
             pass
 
 
-def start() -> Template | None:
+def start(confine: Callable[[], None] | None = None) -> Template | None:
     """Fork the template now; None (no template) once a submission module is imported here.
-    Call it where this process runs no other threads of its own."""
+    Call it where this process runs no other threads of its own.  `confine`: makes the calling
+    process a Landlock domain of its own, with scopes (the template, then each run, call it)."""
     global _TEMPLATE
     import sys
 
@@ -130,7 +149,7 @@ def start() -> Template | None:
         code = 1
         try:
             _close_other_fds(keep={0, 1, 2, req_r, rep_w})  # not the worker's channel, not pytest's files
-            code = _template_loop(req_r, rep_w)
+            code = _template_loop(req_r, rep_w, confine)
         finally:
             os._exit(code)
     os.close(req_r)
@@ -167,11 +186,18 @@ def stop() -> None:
     _TEMPLATE = None
 
 
-def _template_loop(req_r: int, rep_w: int) -> int:
+def _template_loop(req_r: int, rep_w: int, confine: Callable[[], None] | None = None) -> int:
     """Serve fork requests until the request pipe closes.  Never imports a submission."""
     global _TEMPLATE
+    from grader.sandbox.supervisor import become_subreaper, end_descendants
+
     _TEMPLATE = None
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop (pipe closed)
+    scoped = False
+    if confine is not None:
+        confine()
+        scoped = True
+    become_subreaper()
     _preload()
     while True:
         try:
@@ -184,12 +210,19 @@ def _template_loop(req_r: int, rep_w: int) -> int:
             try:
                 os.close(req_r)
                 os.close(rep_w)
+                if confine is not None:
+                    confine()  # nested in the template's domain: the template can end all of it
                 code = _run_probe(request)
             finally:
                 os._exit(code)
         _send(rep_w, {"pid": pid})
         _, status = os.waitpid(pid, 0)
-        _send(rep_w, {"rc": os.waitstatus_to_exitcode(status)})
+        rc = os.waitstatus_to_exitcode(status)
+        if end_descendants(signal_all=scoped, seconds=5.0):  # what the run left (re-parented here)
+            _send(rep_w, {"rc": rc})
+            continue
+        _send(rep_w, {"rc": rc, "left": True})
+        return 1  # the leftovers go to our parent, which reports them (grader.worker)
 
 
 def _preload() -> None:

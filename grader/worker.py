@@ -16,7 +16,12 @@ Start-up, all trusted code, single-threaded, before any student code runs:
    the grader can kill every process the submission left behind and nothing keyed by uid
    outlives it), join a fresh session keyring, set no_new_privs and a parent-death signal;
 3. restrict itself with Landlock (landlock launcher) and install the seccomp filter (landlock
-   and rlimits launchers; bubblewrap installed it already);
+   and rlimits launchers; bubblewrap installed it already); then, landlock and rlimits launchers
+   (no pid namespace), fork: the parent stays the sandbox's supervisor, which ends every process
+   of the sandbox with it (`grader.sandbox.supervisor`), the child goes on as the worker, in a
+   Landlock domain nested in the supervisor's; the worker is a child subreaper (a process the
+   student's code double-forks away stays its child, and the grader restarts the sandbox after
+   that call);
 4. import torch (one thread), `grader.tripwire.install()` and the probe modules, fork the
    fresh-process template (`grader.fresh`: the "resume in a new process" checks fork it instead
    of starting an interpreter), then send ``{"ready": ..., "layers": ...}``.
@@ -105,21 +110,25 @@ def _keep_read_capability() -> None:
         raise OSError(ctypes.get_errno(), "raising the ambient capability failed")
 
 
-def _join_fresh_session_keyring() -> None:
+def _join_fresh_session_keyring(nr: int | None = None) -> None:
     """A new anonymous session keyring: nothing is shared with the grader's (keyctl is also
-    refused by the seccomp filter; this holds where no filter could be installed)."""
+    refused by the seccomp filter; this holds where no filter could be installed).  `nr`: keyctl's
+    number, found by the grader (looking it up here loads libseccomp, which runs ldconfig, gcc
+    and ld inside the sandbox at every start: measured with strace)."""
     try:
         import ctypes
 
-        from grader.sandbox.uids import keyctl_nr
+        if nr is None:
+            from grader.sandbox.uids import keyctl_nr
 
+            nr = keyctl_nr()
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.syscall(keyctl_nr(), 1, None)  # KEYCTL_JOIN_SESSION_KEYRING, anonymous
+        libc.syscall(int(nr), 1, None)  # KEYCTL_JOIN_SESSION_KEYRING, anonymous
     except Exception:  # noqa: BLE001
         pass
 
 
-def drop_privileges(uid: int | None, gid: int | None, keep_read: bool = False) -> None:
+def drop_privileges(uid: int | None, gid: int | None, keep_read: bool = False, keyctl: int | None = None) -> None:
     """Become the sandbox uid/gid (only possible, and only needed, when started as root)."""
     if uid is not None and os.geteuid() == 0:
         if keep_read:
@@ -130,7 +139,7 @@ def drop_privileges(uid: int | None, gid: int | None, keep_read: bool = False) -
         os.setresuid(uid, uid, uid)
         if keep_read:
             _keep_read_capability()
-    _join_fresh_session_keyring()
+    _join_fresh_session_keyring(keyctl)
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
     # a credential change clears the parent-death signal: arm it again, then make sure the
     # parent did not die in between (we would then be adopted and never get the signal)
@@ -148,17 +157,22 @@ def _seccomp_mode() -> int:
     return 0
 
 
-def lock_down(config: dict[str, Any]) -> dict[str, Any]:
-    """Steps 1-3 above; returns the layers that are active (reported in the ready message)."""
-    apply_limits(config.get("limits") or {})
-    drop_privileges(config.get("uid"), config.get("gid"), bool(config.get("keep_read_cap")))
-    layers: dict[str, Any] = {"uid": os.getuid(), "landlock": 0}
-    rules = config.get("landlock")
-    if rules:
-        from grader.sandbox.landlock import restrict
+def _restrict(rules: dict[str, list[str]]) -> int:
+    from grader.sandbox.landlock import restrict
 
-        layers["landlock"] = restrict(rules["read"], rules["write"], rules.get("devices", []),
-                                      rules.get("read_write", []))
+    return restrict(rules["read"], rules["write"], rules.get("devices", []), rules.get("read_write", []))
+
+
+def lock_down(config: dict[str, Any]) -> dict[str, Any]:
+    """Steps 1-3 above; returns the layers that are active (reported in the ready message).  With
+    a supervisor (``config["supervisor"]``, see `run`) the Landlock domain made here is the
+    supervisor's (its rules: ``config["supervisor"]["landlock"]``); the worker nests its own."""
+    apply_limits(config.get("limits") or {})
+    drop_privileges(config.get("uid"), config.get("gid"), bool(config.get("keep_read_cap")), config.get("keyctl"))
+    layers: dict[str, Any] = {"uid": os.getuid(), "landlock": 0}
+    rules = (config.get("supervisor") or {}).get("landlock") or config.get("landlock")
+    if rules:
+        layers["landlock"] = _restrict(rules)
     if config.get("seccomp"):
         from grader.sandbox.seccomp import load_program
 
@@ -240,13 +254,15 @@ def _cap_reply(reply: dict[str, Any]) -> dict[str, Any]:
 
 def _has_children(template: int | None = None) -> bool:
     """Did the student's code leave a process behind?  (The fresh-process template, a trusted
-    child started before any student code, does not count.)"""
+    child started before any student code, does not count; but it ending does: it ends when a
+    fresh run left processes it could not end, and they are now ours.)  The worker is a child
+    subreaper: a process the student's code double-forked away is still one of its children."""
     try:
         pid, _ = os.waitpid(-1, os.WNOHANG)
     except ChildProcessError:
         return False
-    if pid not in (0, template):
-        return True  # one that just ended (reaped now)
+    if pid != 0:
+        return True  # one that just ended (reaped now), or the template
     if template is None:
         return True  # a live child
     try:  # the live children, by /proc/self/task/*/children
@@ -259,7 +275,8 @@ def _has_children(template: int | None = None) -> bool:
     return bool(live - {template})
 
 
-def serve_forever(channel: Any, folder: str, limits: dict[str, int], layers: dict[str, Any]) -> int:
+def serve_forever(channel: Any, folder: str, limits: dict[str, int], layers: dict[str, Any],
+                  confine: Any = None) -> int:
     from pathlib import Path
 
     from grader.protocol import ErrorData
@@ -270,8 +287,9 @@ def serve_forever(channel: Any, folder: str, limits: dict[str, int], layers: dic
     me = os.getpid()
     from grader import fresh
 
-    # fresh-process checks fork this template (grader/fresh.py): it exists before any student code
-    started = fresh.start()
+    # fresh-process checks fork this template (grader/fresh.py): it exists before any student code;
+    # `confine`: a Landlock domain of its own, so that it can end whatever a fresh run leaves
+    started = fresh.start(confine=confine)
     template = started.pid if started is not None else None
     layers["fresh_template"] = template is not None
     channel.send({"ready": True, "pid": me, "uid": os.getuid(), "layers": layers})
@@ -333,6 +351,25 @@ def run(config: dict[str, Any], fd_in: int, fd_out: int, fd_fault: int | None) -
     """Steps 1-4 of the start-up, then serve (also the entry of a child of the sandbox zygote,
     `grader.sandbox.zygote`, whose imports of step 4 are already done)."""
     layers = lock_down(config)
+    scoped = layers["landlock"] >= 6  # Landlock keeps signals within the domain (ABI 6)
+    uid_dropped = config.get("uid") is not None and layers["uid"] == config["uid"]
+    confine = None
+    if config.get("landlock") and scoped:
+        def confine() -> None:  # a nested domain: a Landlock-scoped process below can signal only inside it
+            _restrict(config["landlock"])
+    if config.get("supervisor"):  # landlock and rlimits: every process of the sandbox ends with it
+        from grader.sandbox.supervisor import supervise
+
+        def nest() -> None:
+            if config.get("landlock"):
+                layers["landlock"] = _restrict(config["landlock"])
+
+        supervise(signal_all=scoped or uid_dropped, close_fds=[fd for fd in (fd_in, fd_out, fd_fault) if fd is not None],
+                  nest=nest)
+        layers["supervisor"] = True
+    from grader.sandbox.supervisor import become_subreaper
+
+    become_subreaper()  # the student's orphans stay its children: `_has_children` sees them
     limits = config.get("limits") or {}
     if fd_fault is not None:
         import faulthandler
@@ -366,7 +403,7 @@ def run(config: dict[str, Any], fd_in: int, fd_out: int, fd_fault: int | None) -
     gc.freeze()  # the trusted imports are never garbage: collections walk only what the calls make
     channel = Channel(fd_in, fd_out)
     try:
-        return serve_forever(channel, config["folder"], limits, layers)
+        return serve_forever(channel, config["folder"], limits, layers, confine)
     except (BrokenPipeError, EOFError):
         return 0
 

@@ -29,7 +29,9 @@ from grader.sandbox.process import Sandbox, SandboxStartError
 from grader.sandbox.config import (SANDBOX_FOLDER, SANDBOX_KIT, SANDBOX_OTHER_FS, SANDBOX_TMP, SandboxSettings,
                                      record_finished, settings)
 
-_TEMP_NAMES = re.compile(r"/[\w./-]*?/kit-(?:grade|bundle|sandbox-tmp|test-sandbox|inbox)-[\w.-]+")
+_TEMP_NAMES = re.compile(r"/[\w./-]*?/kit-(?:grade|bundle|scratch|test-sandbox|inbox)-[\w.-]+")
+#: Names the sandbox's host side chose (a cgroup, a probe cgroup): never in a message, with or without a path
+_CHOSEN_NAMES = re.compile(r"[\w./-]*kit-(?:sandbox|probe|trusted)-[0-9a-f][\w.-]*")
 
 
 class SandboxBackend:
@@ -195,6 +197,11 @@ class SandboxBackend:
         try:
             charged = str(message.get("module") or message.get("name", "")).partition(".")[0]
             reply = self.scrub_reply(sandbox.request(message, timeout, self.decode_budget, charged))
+            over = sandbox.monitor.check_now() if sandbox.monitor is not None else ""
+            if over:  # files held past a limit when the call ended (landlock, rlimits): as if killed during it
+                sandbox.kill()
+                self.sandbox = None
+                return self._fail("crashes", what, over, module)
             if sandbox.dirty and message["op"] == "call":  # processes left behind: not into the next call
                 self.stats["leftovers"] = self.stats.get("leftovers", 0) + 1
                 sandbox.kill()
@@ -237,7 +244,9 @@ class SandboxBackend:
         if self.sandbox is not None:
             for d, neutral in zip(self.sandbox.scratch, (SANDBOX_TMP, SANDBOX_OTHER_FS)):
                 text = text.replace(d, neutral)
-        return _TEMP_NAMES.sub("<tmp>", text)
+            if self.sandbox.cgroup is not None:  # (its path as /proc/self/cgroup shows it ends with the name)
+                text = text.replace(str(self.sandbox.cgroup.path), "<cgroup>")
+        return _CHOSEN_NAMES.sub("<cgroup>", _TEMP_NAMES.sub("<tmp>", text))
 
     def scrub_reply(self, reply: dict[str, Any]) -> dict[str, Any]:
         if "boundary" in reply:

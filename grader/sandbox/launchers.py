@@ -10,12 +10,28 @@
 * **landlock** (no namespaces needed: containers whose seccomp profile refuses them, kernels
   that forbid unprivileged user namespaces): a plain subprocess that restricts itself with
   Landlock to reading the Python installation, the bundle and the submission and writing its
-  scratch folders (`grader.sandbox.landlock`), plus the seccomp filter (no network).
+  scratch folders (`grader.sandbox.landlock`), plus the seccomp filter (no network, no socket
+  address).  Accepted only where it keeps a sandbox's signals and abstract unix sockets to
+  itself: Landlock ABI >= 6 (its scopes), or root (a uid per submission); elsewhere `auto` and
+  ``--sandbox landlock`` refuse and say why.
 * **rlimits**: a plain subprocess with the seccomp filter, the rlimits and the uid, but no
-  filesystem isolation: a loud warning on stderr and in every results.json.
+  filesystem isolation: only when requested by name, with a loud warning on stderr and in every
+  results.json.
 
-`resolve_launcher("auto")` picks bubblewrap, then landlock, then rlimits.  All three: rlimits,
-uid drop when root, memory cap (cgroup or watched from outside), wall-clock limits from outside.
+`resolve_launcher("auto")` picks bubblewrap, then landlock; where neither gives the guarantees
+above it refuses (RuntimeError with the reasons and the fixes), never silently weaker.  All
+three: the same seccomp filter, rlimits, uid drop when root, memory cap (cgroup or watched from
+outside, scratch files included), wall-clock limits from outside, and every process of a
+sandbox killed when it ends (bubblewrap: its pid namespace; landlock and rlimits: the worker's
+supervisor, `grader.worker`, and the uid when root).
+
+Scratch folders of the landlock and rlimits launchers (`make_scratch`): TMPDIR on a tmpfs where
+/dev/shm has room (as bubblewrap's /tmp), the second on another filesystem; each one a folder of
+the sandbox's uid, mode 0700, inside a parent of its own named at random, owned by root and only
+traversable by the sandbox's group (mode 0710; without root: the grader's own 0700 folder,
+Landlock keeping the sandboxes apart): a submission cannot open its parent to another uid, and
+nothing in the names counts sandboxes or shows the grader's pid.  What they hold is watched from
+outside against bubblewrap's tmpfs sizes (`grader.sandbox.limits.Monitor`).
 """
 
 from __future__ import annotations
@@ -26,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader import KIT_ROOT
@@ -34,16 +51,24 @@ from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, LEVELS, RLIMITS, SANDBO
 from grader.sandbox.uids import is_root
 
 FALLBACK_WARNING = (
-    "WARNING: bubblewrap (bwrap) is not available{why}: the sandbox falls back to rlimits alone. "
-    "Submissions still run in a separate process with memory, CPU, process, file-size and output "
-    "limits, a seccomp filter (no network) and per-call timeouts, but WITHOUT filesystem isolation: "
-    "a submission can read the solutions, the hidden tests and other files on this machine. Install it "
-    "(Debian/Ubuntu: apt-get install -y bubblewrap) before grading real submissions."
+    "WARNING: the sandbox runs with rlimits alone{why}. Submissions still run in a separate process "
+    "with memory, CPU, process, file-size and output limits, a seccomp filter (no network) and per-call "
+    "timeouts, but WITHOUT filesystem isolation: a submission can read the solutions, the hidden tests "
+    "and other files on this machine (and, without root, signal the grader's processes). Use bubblewrap "
+    "(apt-get install -y bubblewrap) or Landlock (`grader doctor`) before grading real submissions."
 )
 LANDLOCK_NOTE = (
     "NOTE: bubblewrap is not usable{why}: the sandbox uses Landlock instead (ABI {abi}): files outside the "
-    "Python installation, the kit bundle and the submission cannot be read, the network is refused, but "
-    "there are no namespaces (the submission sees this machine's process list and host paths in /proc)."
+    "Python installation, the kit bundle and the submission cannot be read, no socket address can be reached, "
+    "but there are no namespaces (the submission sees this machine's process list, and host paths and unix "
+    "socket names in /proc)."
+)
+#: The first Landlock ABI that scopes signals and abstract unix sockets to the sandbox (Linux 6.12).
+LANDLOCK_SCOPED_ABI = 6
+NO_LAUNCHER = (
+    "no sandbox launcher isolates submissions here: bubblewrap is not usable{bwrap_why}, and {landlock_why}. "
+    "Run `grader doctor` for the fixes, or accept a sandbox WITHOUT filesystem isolation by asking for it: "
+    "grader grade --sandbox rlimits (grader check --sandbox-launcher rlimits)."
 )
 
 
@@ -101,11 +126,30 @@ def landlock_available() -> tuple[int, str]:
     return abi, ""
 
 
+def landlock_acceptable() -> tuple[int, str]:
+    """(Landlock ABI, why not): Landlock is usable *and* gives the launchers' guarantees here.
+
+    Without a uid of its own (root gives each submission one) a sandbox runs under the grader's
+    uid: only Landlock's scopes (ABI >= 6) then keep its signals (``kill(-1)``) and its abstract
+    unix sockets away from the grader and from other sandboxes, and only they let the sandbox's
+    supervisor kill exactly its own processes.  Below that, without root: refused."""
+    abi, why = landlock_available()
+    if not abi:
+        return 0, why
+    if abi < LANDLOCK_SCOPED_ABI and not is_root():
+        return 0, (f"Landlock ABI {abi} cannot keep a sandbox's signals and abstract unix sockets to itself "
+                   f"(ABI {LANDLOCK_SCOPED_ABI}, Linux >= 6.12, can), and without root there is no uid per "
+                   "submission to do it")
+    return abi, ""
+
+
 _warned: set[str] = set()
 
 
 def resolve_launcher(requested: str = "auto") -> tuple[str, str]:
-    """(launcher, warning): bubblewrap where usable, else Landlock, else the loud rlimits fallback."""
+    """(launcher, warning): bubblewrap where usable, else Landlock where it gives the same guarantees
+    (`landlock_acceptable`); rlimits only when requested by name.  Raises RuntimeError (the reasons,
+    the fixes) rather than pick something weaker than asked."""
     if requested == RLIMITS:
         return RLIMITS, FALLBACK_WARNING.format(why=" (the rlimits launcher was requested)")
     if requested in ("auto", BUBBLEWRAP):
@@ -116,12 +160,12 @@ def resolve_launcher(requested: str = "auto") -> tuple[str, str]:
             raise RuntimeError(f"bubblewrap was requested but is not usable{why}")
     else:
         why = " (the landlock launcher was requested)"
-    abi, why_not = landlock_available()
+    abi, why_not = landlock_acceptable()
     if abi:
         return LANDLOCK, _warn_once(LANDLOCK_NOTE.format(why=why, abi=abi))
     if requested == LANDLOCK:
         raise RuntimeError(f"the landlock launcher was requested but {why_not}")
-    return RLIMITS, _warn_once(FALLBACK_WARNING.format(why=why))
+    raise RuntimeError(NO_LAUNCHER.format(bwrap_why=why, landlock_why=why_not[:1].lower() + why_not[1:]))
 
 
 def _warn_once(text: str) -> str:
@@ -309,9 +353,11 @@ PROC_FILES = ("/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/pr
 
 
 def landlock_rules(folder: Path, bundle: Path, scratch: list[str], gpu: bool = False) -> dict[str, list[str]]:
-    """What the landlock launcher's worker may read and write."""
+    """What the landlock launcher's worker may read and write.  Not /sys/fs/cgroup: the names of
+    other sandboxes' cgroups are none of its business (its own /proc/self/cgroup shows its path,
+    named at random)."""
     read = [*python_mounts(), "/usr", *SYSTEM_TOPS, *(f"/etc/{n}" for n in ETC_FILES), *PROC_FILES,
-            "/sys/devices/system/cpu", "/sys/fs/cgroup", str(bundle), str(folder)]
+            "/sys/devices/system/cpu", str(bundle), str(folder)]
     devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
     read_write: list[str] = []
     if gpu:
@@ -323,23 +369,106 @@ def landlock_rules(folder: Path, bundle: Path, scratch: list[str], gpu: bool = F
     return {"read": read, "write": list(scratch), "devices": devices, "read_write": read_write}
 
 
-def other_filesystem_dir(scratch: str, uid: int | None) -> str:
-    """A second scratch folder on another filesystem than `scratch` (landlock and rlimits).
+def supervisor_rules(rules: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The Landlock rules of the sandbox's supervisor (`grader.worker`): the worker's, with all of
+    /proc instead of its own /proc/PID (the worker's domain is nested in the supervisor's, and a
+    nested domain only keeps what every enclosing one grants; the supervisor runs no student code)."""
+    def widen(paths: list[str]) -> list[str]:
+        return sorted({"/proc" if p == "/proc/self" or p.startswith("/proc/self/") else p for p in paths})
 
-    /dev/shm (a tmpfs) when the scratch is on disk, else /var/tmp; on the same filesystem only
-    where no other writable one exists."""
-    dev = os.stat(scratch).st_dev
-    for base in ("/dev/shm", "/var/tmp", tempfile.gettempdir()):
-        try:
-            if os.stat(base).st_dev == dev and base != tempfile.gettempdir():
+    return {**rules, "read": widen(rules["read"]), "read_write": widen(rules.get("read_write", []))}
+
+
+SCRATCH_PREFIX = "kit-scratch-"
+_swept = False
+
+
+@dataclass
+class Scratch:
+    """A sandbox's scratch folders on the host (landlock and rlimits launchers)."""
+
+    tmp: str  # TMPDIR and HOME, the working directory
+    other: str  # KIT_OTHER_FS_DIR: on another filesystem than `tmp`
+    parents: list[str]  # what to remove when the sandbox ends (each holds one of the two)
+
+
+def make_scratch(uid: int | None, tmp_bytes: int = 256 * 2**20) -> Scratch:
+    """The two scratch folders of one sandbox, each in a private parent (see the module's docstring).
+
+    TMPDIR is on a tmpfs, as bubblewrap's /tmp, where /dev/shm has room for twice `tmp_bytes`:
+    its pages are then memory, charged to the sandbox's cgroup, and a sparse file reads as the
+    zero page (on disk, read-ahead fills the page cache: 180 MiB of "memory" for batching from a
+    sparse 256 MiB token file, measured under a cgroup, where bubblewrap's tmpfs shows none).
+    Else the disk.  The second folder is on another filesystem: the disk when the first is on
+    /dev/shm, else /dev/shm, else /var/tmp; on the same filesystem only where no other is writable."""
+    global _swept
+    if not _swept:
+        _swept = True
+        sweep_stale_scratch()
+    disk = tempfile.gettempdir()
+    try:
+        shm = os.statvfs("/dev/shm")
+        on_shm = shm.f_bavail * shm.f_frsize >= 2 * tmp_bytes and os.access("/dev/shm", os.W_OK)
+    except OSError:
+        on_shm = False
+    parents: list[str] = []
+    try:
+        first = "/dev/shm" if on_shm else disk
+        tmp = _private_folder(first, "tmp", uid, parents)
+        dev = os.stat(tmp).st_dev
+        other = None
+        for base in (disk if on_shm else "/dev/shm", "/var/tmp", first):  # the last: the same filesystem
+            try:
+                if base != first and os.stat(base).st_dev == dev:
+                    continue
+                other = _private_folder(base, "scratch", uid, parents)
+                break
+            except OSError:
                 continue
-            path = tempfile.mkdtemp(prefix=f"kit-sandbox-tmp-{os.getpid()}-other-", dir=base)
+        if other is None:
+            raise OSError("no folder for a second scratch")
+    except BaseException:
+        for p in parents:
+            shutil.rmtree(p, ignore_errors=True)
+        raise
+    return Scratch(tmp, other, parents)
+
+
+def _private_folder(base: str, name: str, uid: int | None, parents: list[str]) -> str:
+    """`base`/kit-scratch-RANDOM/`name`: the parent is this process's (root's), 0700, or 0710 with the
+    sandbox's group when it has a uid; the folder is the uid's, 0700.  The parent also holds
+    `owner` (this process's pid, unreadable by the sandbox) for `sweep_stale_scratch`."""
+    parent = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=base)
+    parents.append(parent)
+    fd = os.open(os.path.join(parent, "owner"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(str(os.getpid()))
+    path = os.path.join(parent, name)
+    os.mkdir(path, 0o700)
+    if uid is not None:
+        os.chown(path, uid, uid)
+        os.chown(parent, os.geteuid(), uid)
+        os.chmod(parent, 0o710)
+    return path
+
+
+def sweep_stale_scratch() -> None:
+    """Remove the scratch folders of sandboxes whose grader process is gone (killed before it could)."""
+    for base in {tempfile.gettempdir(), "/dev/shm", "/var/tmp"}:
+        try:
+            entries = [e for e in os.scandir(base) if e.name.startswith(SCRATCH_PREFIX) and e.is_dir(follow_symlinks=False)]
         except OSError:
             continue
-        if uid is not None:
-            os.chown(path, uid, uid)
-        return path
-    raise OSError("no folder for a second scratch")
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != os.geteuid():
+                    continue
+                with open(os.path.join(entry.path, "owner")) as f:
+                    pid = int(f.read().strip())
+            except (OSError, ValueError):
+                continue
+            if not os.path.exists(f"/proc/{pid}"):
+                shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def sandbox_env(tmp: str, kit: str, other: str, gpu: bool = False) -> dict[str, str]:

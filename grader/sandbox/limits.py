@@ -4,20 +4,26 @@
   CPU time, processes, file size, open files, no core dumps.  They do not see memfd files, tmpfs
   or shared memory, and the --device cuda run lifts the memory ones (CUDA reserves huge ranges);
 * a memory cgroup per sandbox where the grader may create one (root with cgroup v1's memory
-  controller, or a cgroup2 subtree with the memory controller): ``memory.limit_in_bytes`` /
+  controller, or a cgroup2 subtree with the memory controller), named at random (the sandbox
+  can read its own cgroup path: no pid or counter in it): ``memory.limit_in_bytes`` /
   ``memory.max`` caps everything the sandbox's processes hold, tmpfs and shared memory
   included, on every path (the CUDA run too), and its peak is the trusted measure of a call's
   memory (`Cgroup.reset_peak` / `Cgroup.peak`);
-* elsewhere a `Monitor` thread samples, from outside, the resident memory of every process of
-  the sandbox plus the files in its scratch folders, and kills the sandbox over the cap; during
-  a measured call it samples every 2 ms and reports the peak growth of the summed VmRSS (a
-  student can reset VmHWM through /proc/self/clear_refs, so the high-water mark inside is not
-  trusted).
+* a `Monitor` thread watches, from outside, what no cgroup bounds: the files the sandbox holds
+  (its scratch folders on the host, landlock and rlimits launchers: on disk their pages are
+  reclaimable page cache, which a cgroup limit never refuses; and deleted files its processes
+  keep open, which no folder walk sees), each scratch folder held to the size bubblewrap gives
+  its tmpfs, and, where no cgroup exists, the resident memory of every process of the sandbox
+  plus those files against the memory cap; it kills the sandbox over either.  During a measured
+  call it samples every 2 ms and reports the peak growth of the summed VmRSS (a student can
+  reset VmHWM through /proc/self/clear_refs, so the high-water mark inside is not trusted).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import stat
 import threading
 import time
 from pathlib import Path
@@ -167,22 +173,31 @@ def _parents() -> list[tuple[Path, int]]:
 
 
 _cgroup_state: tuple[bool, str] | None = None
+CGROUP_PREFIXES = ("kit-sandbox-", "kit-probe-")
+#: An empty sandbox cgroup this old belongs to no running sandbox (a sandbox's processes join its
+#: cgroup within milliseconds of its creation; rmdir refuses a cgroup that still has processes).
+STALE_CGROUP_SECONDS = 600
+
+
+def new_cgroup_name(prefix: str = "kit-sandbox-") -> str:
+    """A cgroup name that says nothing: not the grader's pid, not how many sandboxes came before."""
+    return prefix + secrets.token_hex(8)
 
 
 def _sweep_stale() -> None:
-    """Remove the (empty) cgroups of sandboxes whose grader process was killed."""
+    """Remove the empty cgroups that sandboxes of killed grader processes left behind."""
+    now = time.time()
     for parent, _ in _parents():
         try:
-            entries = list(parent.glob("kit-sandbox-*"))
+            entries = [p for prefix in CGROUP_PREFIXES for p in parent.glob(prefix + "*")]
         except OSError:
             continue
         for path in entries:
-            pid = path.name.split("-")[2]
-            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-                try:
-                    path.rmdir()
-                except OSError:
-                    pass
+            try:
+                if now - path.stat().st_mtime > STALE_CGROUP_SECONDS:
+                    path.rmdir()  # refused while processes are in it
+            except OSError:
+                pass
 
 
 def cgroups_available() -> tuple[bool, str]:
@@ -190,7 +205,7 @@ def cgroups_available() -> tuple[bool, str]:
     global _cgroup_state
     if _cgroup_state is None:
         _sweep_stale()
-        cg = Cgroup.create(f"kit-probe-{os.getpid()}", 2**30)
+        cg = Cgroup.create(new_cgroup_name("kit-probe-"), 2**30)
         if cg is None:
             why = "no writable memory cgroup (cgroup v1 memory controller or a delegated cgroup2 subtree)"
             _cgroup_state = (False, why)
@@ -245,32 +260,82 @@ def rss_bytes(pids: list[int]) -> int:
     return sum(_status_kib(p, b"VmRSS:") for p in pids) * 1024
 
 
-def folder_bytes(folders: list[str]) -> int:
-    total = 0
-    for top in folders:
-        for dirpath, _, files in os.walk(top):
-            for name in files:
+#: Most entries a scratch folder may hold (the walk that measures it is bounded by this; bubblewrap's
+#: tmpfs bound inodes too).  More: the sandbox is killed.
+MAX_SCRATCH_ENTRIES = 20_000
+
+
+def folder_bytes(paths: list[str], max_entries: int = MAX_SCRATCH_ENTRIES) -> tuple[int, int]:
+    """(bytes allocated to the files at and under `paths`, entries seen); stops past `max_entries`."""
+    total, seen, todo = 0, 0, []
+    for path in paths:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            todo.append(path)
+        else:
+            total += info.st_blocks * 512
+    while todo and seen <= max_entries:
+        try:
+            entries = os.scandir(todo.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                seen += 1
                 try:
-                    total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+                    info = entry.stat(follow_symlinks=False)
                 except OSError:
-                    pass
+                    continue
+                total += info.st_blocks * 512
+                if stat.S_ISDIR(info.st_mode):
+                    todo.append(entry.path)
+                if seen > max_entries:
+                    break
+    return total, seen
+
+
+def deleted_files_bytes(pids: list[int]) -> int:
+    """Bytes of the deleted regular files that `pids` keep open (each file once)."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds[:4096]:
+            try:
+                info = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_blocks * 512
     return total
 
 
 class Monitor(threading.Thread):
-    """Samples the sandbox's memory from outside; kills it over `cap` (where no cgroup does).
+    """Watches the sandbox from outside and kills it over a limit.
 
-    `pids()` lists the sandbox's processes; `folders` are its scratch folders (their files hold
-    memory when they live on tmpfs).  `measure()` / `stop_measure()` bracket one call.
+    `pids()` lists the sandbox's processes; `folders` are its host scratch folders with the most
+    each may hold (empty under bubblewrap, whose tmpfs have sizes of their own): each is held to
+    its own limit, and everything the sandbox holds in files (the folders, the deleted files its
+    processes keep open, and what `loose()` lists: files of its uid outside them, rlimits) to
+    their sum; `cap` is the memory cap where no cgroup enforces one (resident memory of the
+    processes + those files), None where one does.  `measure()` / `stop_measure()` bracket one call.
     """
 
-    SLOW, FAST = 0.05, 0.002
+    SLOW, FAST, FILES = 0.05, 0.002, 0.2
 
-    def __init__(self, pids: Callable[[], list[int]], folders: list[str], cap: int | None,
-                 kill: Callable[[str], None]):
+    def __init__(self, pids: Callable[[], list[int]], folders: list[tuple[str, int]], cap: int | None,
+                 kill: Callable[[str], None], loose: Callable[[], list[str]] | None = None):
         super().__init__(daemon=True, name="sandbox-memory")
         self.pids = pids
         self.folders = folders
+        self.loose = loose
         self.cap = cap
         self.kill = kill
         self.stop_event = threading.Event()
@@ -280,13 +345,55 @@ class Monitor(threading.Thread):
         self.killed = ""
         self._files = 0
         self._files_at = 0.0
+        self._files_every = self.FILES
+
+    def files(self) -> tuple[int, str]:
+        """(bytes of files the sandbox holds, why it must be killed or "")."""
+        total, why = 0, ""
+        for folder, limit in self.folders:
+            used, entries = folder_bytes([folder])
+            total += used
+            if entries > MAX_SCRATCH_ENTRIES:
+                why = why or f"it made more than {MAX_SCRATCH_ENTRIES} files and folders in a scratch folder"
+            elif used > limit:
+                why = why or (f"it wrote {used / 2**20:.0f} MiB to a scratch folder (the limit is "
+                              f"{limit / 2**20:g} MiB, the size of the other launchers' tmpfs)")
+        if self.loose is not None:
+            total += folder_bytes(self.loose())[0]
+        total += deleted_files_bytes(self.pids())
+        limit = sum(lim for _, lim in self.folders)
+        if self.folders and total > limit and not why:
+            why = (f"it held {total / 2**20:.0f} MiB in files, deleted ones kept open included (the limit is "
+                   f"{limit / 2**20:g} MiB)")
+        return total, why
+
+    def check_now(self) -> str:
+        """Sample the files now (the end of a call: nothing held past a limit is handed back as a
+        result); kills the sandbox and returns why when it is over a limit."""
+        if not (self.folders or self.cap or self.loose) or self.killed:
+            return self.killed
+        self._files, why = self.files()
+        self._files_at = time.monotonic()
+        rss = rss_bytes(self.pids()) if self.cap else 0
+        if not why and self.cap and rss + self._files > self.cap:
+            why = (f"it held {(rss + self._files) / 2**30:.1f} GiB of memory and files (the cap is "
+                   f"{self.cap / 2**30:g} GiB)")
+        if why:
+            self.killed = f"the sandbox was killed: {why}"
+            self.kill(self.killed)
+        return self.killed
 
     def sample(self) -> int:
         now = time.monotonic()
-        if self.cap and now - self._files_at > 0.2:  # files change slowly; walking is not free
-            self._files = folder_bytes(self.folders)
-            self._files_at = now
-        return rss_bytes(self.pids())
+        if (self.folders or self.cap or self.loose) and now - self._files_at > self._files_every:
+            self._files, why = self.files()
+            took = time.monotonic() - now
+            self._files_at = time.monotonic()
+            self._files_every = max(self.FILES, 5 * took)  # at most a fifth of a core on walking
+            if why and not self.killed:
+                self.killed = f"the sandbox was killed: {why}"
+                self.kill(self.killed)
+        return rss_bytes(self.pids()) if self.cap or self.measuring else 0
 
     def measure(self) -> None:
         self.baseline = self.peak = rss_bytes(self.pids())
@@ -304,9 +411,10 @@ class Monitor(threading.Thread):
                 self.peak = max(self.peak, rss)
             if self.cap and rss + self._files > self.cap and not self.killed:
                 self.killed = (f"the sandbox was killed: it held {(rss + self._files) / 2**30:.1f} GiB of memory "
-                               f"(the cap is {self.cap / 2**30:g} GiB)")
+                               f"and files (the cap is {self.cap / 2**30:g} GiB)")
                 self.kill(self.killed)
-            self.stop_event.wait(self.FAST if self.measuring else self.SLOW if self.cap else 0.5)
+            idle = self.SLOW if self.cap or self.folders else 0.5
+            self.stop_event.wait(self.FAST if self.measuring else idle)
 
     def stop(self) -> None:
         self.stop_event.set()

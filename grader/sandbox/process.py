@@ -8,7 +8,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from grader import MODULES
 from grader.sandbox import launchers, limits as limits_mod, seccomp, uids, zygote as zygote_mod
 from grader.sandbox.channel import CappedBuffer, ChannelTimeout, Drain, Garbage, read_message, write_message
-from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, SANDBOX_FOLDER, SANDBOX_KIT, SANDBOX_OTHER_FS,
+from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, RLIMITS, SANDBOX_FOLDER, SANDBOX_KIT, SANDBOX_OTHER_FS,
                                      SANDBOX_TMP, SandboxSettings)
 
 
@@ -36,9 +35,6 @@ SIGNAL_WORDS = {
     signal.SIGSYS: "a forbidden system call",
 }
 
-_counter = 0
-
-
 class Sandbox:
     """One running worker process; `request()` sends a message and waits for its reply."""
 
@@ -50,7 +46,9 @@ class Sandbox:
         self.uid = uid
         self.seq = 0
         self.proc: subprocess.Popen[bytes] | None = None
-        self.scratch: list[str] = []  # host folders of this sandbox (landlock, rlimits), removed at kill
+        self.scratch: list[str] = []  # host scratch folders of this sandbox (landlock, rlimits): TMPDIR, the other
+        self.cleanup: list[str] = []  # host folders removed at kill (the scratch folders' parents, a zygote's inbox copy)
+        self.supervised = False  # a supervisor (grader.sandbox.supervisor) is the process the launcher started
         self.output = output
         self.fault = fault
         self.fault_mark = 0
@@ -89,7 +87,6 @@ class Sandbox:
         return self._start()
 
     def _start(self) -> dict[str, Any]:
-        global _counter
         t0 = time.monotonic()
         s = self.settings
         lim = s.limits
@@ -97,11 +94,12 @@ class Sandbox:
         if self.uid is None and not uids.is_root() and self.launcher != BUBBLEWRAP:
             extra = uids.count_own_processes()  # without a uid of our own RLIMIT_NPROC counts all of ours
         config: dict[str, Any] = {"limits": limits_mod.rlimits(lim, extra), "uid": self.uid, "gid": self.uid,
-                                  "keep_read_cap": False, "seccomp": None, "landlock": None}
+                                  "keep_read_cap": False, "seccomp": None, "landlock": None,
+                                  "keyctl": uids.keyctl_nr()}
         cap = lim.memory_cap()
-        _counter += 1
         if s.cgroup and uids.is_root() and limits_mod.cgroups_available()[0]:
-            self.cgroup = limits_mod.Cgroup.create(f"kit-sandbox-{os.getpid()}-{_counter}", cap)
+            # named at random: the sandbox can read its own cgroup's path (/proc/self/cgroup)
+            self.cgroup = limits_mod.Cgroup.create(limits_mod.new_cgroup_name(), cap)
         sec_ok, _ = seccomp.available()
         bundle = launchers.kit_bundle()
         pipes = [os.pipe() for _ in range(5)]
@@ -130,20 +128,21 @@ class Sandbox:
                 config["folder"] = SANDBOX_FOLDER
                 cwd = None
             else:
-                scratch = tempfile.mkdtemp(prefix=f"kit-sandbox-tmp-{os.getpid()}-")
-                self.scratch.append(scratch)
-                if self.uid is not None:
-                    os.chown(scratch, self.uid, self.uid)
-                other = launchers.other_filesystem_dir(scratch, self.uid)
-                self.scratch.append(other)
+                made = launchers.make_scratch(self.uid, lim.tmpfs_bytes)
+                self.cleanup += made.parents
+                scratch, other = made.tmp, made.other
+                self.scratch += [scratch, other]
                 env = launchers.sandbox_env(scratch, str(bundle), other, gpu=s.gpu)
                 config["folder"] = str(self.folder)
                 if sec_ok:
-                    config["seccomp"] = seccomp.program(deny_connect=True).hex()
+                    config["seccomp"] = seccomp.program().hex()
+                config["supervisor"] = {"landlock": None}  # ends every process of the sandbox with it
                 if self.launcher == LANDLOCK:
                     config["landlock"] = launchers.landlock_rules(self.folder, bundle, [scratch, other], gpu=s.gpu)
+                    config["supervisor"]["landlock"] = launchers.supervisor_rules(config["landlock"])
                 if self.uid is not None and not all(uids.others_can_read(p) for p in launchers.python_mounts()):
                     config["keep_read_cap"] = True
+                self.supervised = True
                 prefix, cwd = [], scratch
             if self.zygote is None:
                 os.write(cfg_w, json.dumps(config).encode())
@@ -170,8 +169,15 @@ class Sandbox:
         os.set_blocking(self.req_w, False)
         self.drain = Drain(out_r, fault_r, self.output, self.fault)
         self.drain.start()
-        self.monitor = limits_mod.Monitor(self._pids, [] if self.launcher == BUBBLEWRAP else list(self.scratch),
-                                          None if self.cgroup else cap, self._kill_from_monitor)
+        # host scratch folders hold what bubblewrap's tmpfs would, at most: watched on every path (a
+        # cgroup never refuses page cache: files on disk would otherwise hold no limit at all)
+        folders = list(zip(self.scratch, (lim.tmpfs_bytes, lim.shm_bytes))) if self.supervised else []
+        loose = None
+        if self.launcher == RLIMITS and self.uid is not None:  # no Landlock: files of its uid elsewhere count too
+            uid = self.uid
+            loose = lambda: uids.files_of(uid)  # noqa: E731
+        self.monitor = limits_mod.Monitor(self._pids, folders, None if self.cgroup else cap, self._kill_from_monitor,
+                                          loose)
         self.monitor.start()
         try:
             ready = read_message(self.rep_r, time.monotonic() + s.startup_timeout)
@@ -192,9 +198,11 @@ class Sandbox:
             "no_new_privs": bool(inside.get("no_new_privs")),
             "uid_drop": self.uid is not None and inside.get("uid") == self.uid,
             "rlimits": True,
-            "memory": (f"cgroup v{self.cgroup.version} limit" if self.cgroup else "watched from outside (RSS)")
+            "memory": (f"cgroup v{self.cgroup.version} limit" if self.cgroup else "watched from outside (RSS and files)")
                       + f" {cap / 2**30:g} GiB",
             "tmpfs_caps": self.launcher == BUBBLEWRAP,
+            "scratch_caps": self.supervised,  # watched from outside, the same sizes
+            "supervisor": bool(inside.get("supervisor")),
             "zygote": self.zygote is not None,
         }
         self.startup_seconds = time.monotonic() - t0
@@ -209,7 +217,7 @@ class Sandbox:
         # sandboxes this worker started before
         name = f"job-{secrets.token_hex(8)}"
         dest = self.zygote.inbox / name
-        self.scratch.append(str(dest))
+        self.cleanup.append(str(dest))
         zygote_mod.copy_submission(self.folder, dest)
         lim = self.settings.limits
         go_r, go_w = os.pipe()
@@ -243,15 +251,22 @@ class Sandbox:
         self.killed_why = why
         proc = self.proc
         if proc is not None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            for p in limits_mod.tree_pids(proc.pid):
+            if self.supervised:  # it ends everything below it; killing it first would let orphans go
                 try:
-                    os.kill(p, signal.SIGKILL)
+                    os.kill(proc.pid, signal.SIGTERM)
                 except (ProcessLookupError, PermissionError):
                     pass
+            else:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            for p in limits_mod.tree_pids(proc.pid):
+                if p != proc.pid or not self.supervised:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -263,6 +278,12 @@ class Sandbox:
             self.monitor.stop()
         if self.proc is not None:
             pid = self.proc.pid
+            if self.supervised and self.proc.poll() is None:  # the supervisor ends every process of the sandbox
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                    self.proc.wait(timeout=10)
+                except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+                    pass
             stragglers = uids.descendants(pid) if self.uid is None else []
             if self.cgroup is not None:
                 stragglers += self.cgroup.pids()
@@ -302,8 +323,9 @@ class Sandbox:
         return rc
 
     def _cleanup_host(self) -> None:
-        for d in self.scratch:
+        for d in self.cleanup:
             shutil.rmtree(d, ignore_errors=True)
+        self.cleanup = []
         self.scratch = []
         if self.cgroup is not None:
             self.cgroup.destroy()
@@ -361,7 +383,7 @@ class Sandbox:
             return self.killed_why
         words = "your code ended the sandbox process"
         if rc is not None:
-            sig = -rc if rc < 0 else (rc - 128 if rc > 128 and self.launcher == BUBBLEWRAP else 0)
+            sig = -rc if rc < 0 else (rc - 128 if rc > 128 and (self.launcher == BUBBLEWRAP or self.supervised) else 0)
             if sig > 0:
                 try:
                     name = SIGNAL_WORDS.get(signal.Signals(sig), signal.Signals(sig).name)

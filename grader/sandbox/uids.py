@@ -16,6 +16,7 @@ import ctypes
 import fcntl
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import tempfile
@@ -27,7 +28,6 @@ UID_COUNT = 200
 _LOCK_DIR = Path(tempfile.gettempdir()) / "kit-sandbox-uids"
 _held: dict[int, int] = {}  # uid -> lock fd
 _slot_uid: int | None = None
-_cursor = 0
 
 #: Folders where a uid may leave files that outlive its processes.
 SHARED_DIRS = ("/dev/shm", "/tmp", "/var/tmp", "/dev/mqueue")
@@ -65,16 +65,16 @@ def acquire_uid() -> int | None:
 
 
 def lease_uid(avoid: int | None = None) -> int | None:
-    """A free uid of the pool (not `avoid`), its processes killed and its state cleared first."""
-    global _cursor
+    """A free uid of the pool (not `avoid`), its processes killed and its state cleared first.
+    Drawn at random: the sandbox sees its uid, which must not count the sandboxes before it or
+    tell the grader's pid."""
     if not is_root():
         return None
-    start = (_cursor or os.getpid()) % UID_COUNT
+    start = secrets.randbelow(UID_COUNT)
     for i in range(UID_COUNT):
         uid = UID_BASE + (start + i) % UID_COUNT
         if uid == avoid or uid in _held or not _try_lock(uid):
             continue
-        _cursor = (start + i + 1) % UID_COUNT
         kill_uid(uid)
         clear_uid_state(uid)
         return uid
@@ -261,7 +261,8 @@ def _sysvipc(uid: int) -> list[tuple[str, int]]:
     return found
 
 
-def _files_of(uid: int) -> list[str]:
+def files_of(uid: int) -> list[str]:
+    """The entries of `SHARED_DIRS` that `uid` owns (its files that outlive its processes)."""
     out = []
     for d in SHARED_DIRS:
         try:
@@ -281,7 +282,7 @@ def uid_state(uid: int) -> dict[str, object]:
     """What `uid` holds in the kernel outside its processes (root only)."""
     if not is_root():
         return {}
-    return {"keys": _as_uid(uid, _keyring_count), "sysvipc": _sysvipc(uid), "files": _files_of(uid)}
+    return {"keys": _as_uid(uid, _keyring_count), "sysvipc": _sysvipc(uid), "files": files_of(uid)}
 
 
 def clear_uid_state(uid: int) -> None:
@@ -297,7 +298,7 @@ def clear_uid_state(uid: int) -> None:
             libc.msgctl(ident, 0, None)
         else:
             libc.semctl(ident, 0, 0)
-    for path in _files_of(uid):
+    for path in files_of(uid):
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         else:

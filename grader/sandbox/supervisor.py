@@ -1,0 +1,134 @@
+"""The supervisor: the first process of a landlock or rlimits sandbox, which ends all of it.
+
+Bubblewrap gives each sandbox a pid namespace: when its init ends, the kernel kills every
+process in it, however it was forked (double forks and setsid() included).  The landlock and
+rlimits launchers have no namespace, and without root the sandbox runs under the grader's own
+uid, so neither a process group, a session nor a uid finds a process that double-forked away.
+The worker those launchers start therefore forks right after its lock-down (rlimits, uid,
+Landlock, seccomp) and before any student code (`supervise`):
+
+* the parent stays the *supervisor*: a child subreaper (PR_SET_CHILD_SUBREAPER), so a process of
+  the sandbox whose parent dies is re-parented to it, never to init: every live process of the
+  sandbox is below it, and a live one means a live child.  It runs no student code and holds
+  none of the worker's pipes.  When the worker ends, or the grader asks (SIGTERM), it kills
+  every process below it, reaps them, and exits with the worker's status (128 + the signal, as
+  a shell reports it);
+* the child goes on as the worker, in a Landlock domain nested in the supervisor's: Landlock's
+  scopes (ABI >= 6) keep the worker and everything it starts from signalling or tracing
+  anything outside that domain -- the supervisor, the grader and other sandboxes included.
+
+How it kills (`end_descendants`): where the sandbox has a uid of its own (root) or Landlock's
+scopes, ``kill(-1, SIGKILL)`` reaches exactly the sandbox's processes (those of its uid; those
+the scopes let it signal: its nested domain) in one pass a fork bomb cannot outrun; otherwise
+(rlimits without root) it walks its descendants in /proc.  Either way it repeats until no child
+is left.
+
+The fresh-process template (`grader.fresh`) uses `end_descendants` too, after every fresh run.
+
+What it cannot do: under rlimits without root nothing protects it -- the submission runs under
+the grader's uid and may signal it (and the grader); that launcher makes no isolation claim.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, arg: int) -> int:
+    import ctypes
+
+    return int(ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0))
+
+
+def become_subreaper() -> bool:
+    """Orphans among this process's descendants are re-parented to it (not to init)."""
+    try:
+        return _prctl(_PR_SET_CHILD_SUBREAPER, 1) == 0
+    except OSError:
+        return False
+
+
+def end_descendants(signal_all: bool, seconds: float = 10.0) -> bool:
+    """Kill and reap every process below this one (a subreaper); True once none is left.
+
+    `signal_all`: ``kill(-1, SIGKILL)`` (only where it reaches just this sandbox: a uid of its
+    own, or Landlock's scopes with this process alone in its domain); else SIGKILL each process
+    found below this one in /proc (False when /proc does not show them)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] != 0:
+                pass  # reap what has ended
+        except ChildProcessError:
+            return True  # no child: no process of the sandbox is left (we are its subreaper)
+        if time.monotonic() > deadline:
+            return False
+        if signal_all:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except OSError:
+                pass
+        else:
+            from grader.sandbox.limits import tree_pids
+
+            below = tree_pids(os.getpid())[1:]
+            if not below:
+                return False  # children we cannot see (Landlock hides /proc): the caller decides
+            for pid in below:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        time.sleep(0.002)
+
+
+class _Ended(Exception):
+    """SIGTERM: the grader ends the sandbox."""
+
+
+def _on_term(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second one must not cut the ending short
+    raise _Ended
+
+
+def supervise(signal_all: bool, close_fds: list[int], nest: Callable[[], None] | None) -> int:
+    """Fork.  In the child (the worker) run `nest` (a nested Landlock domain) and return its parent's
+    pid; this process stays the supervisor, closes `close_fds` (the worker's pipes) and never
+    returns (see the module's docstring)."""
+    become_subreaper()
+    signal.signal(signal.SIGTERM, _on_term)  # before the fork: no moment without it
+    me = os.getpid()
+    worker = os.fork()
+    if worker == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != me:  # the supervisor is already gone
+            os._exit(128 + signal.SIGKILL)
+        if nest is not None:
+            nest()
+        return me
+    code = 128 + signal.SIGKILL
+    try:
+        for fd in close_fds:
+            os.close(fd)
+        while True:
+            try:
+                pid, status = os.waitpid(-1, 0)  # the worker, or an orphan of the sandbox that ended
+            except ChildProcessError:
+                break
+            if pid == worker:
+                exit_code = os.waitstatus_to_exitcode(status)
+                code = 128 - exit_code if exit_code < 0 else exit_code
+                break
+    except _Ended:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        end_descendants(signal_all)
+        os._exit(code)
