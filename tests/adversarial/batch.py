@@ -24,6 +24,7 @@ same batch as `tests/adversarial/cases.py` by `tests/kit/test_grade.py`
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,8 +61,18 @@ class BatchCase:
 PUBLIC_SANDBOX_KEYS = {"launcher", "layers", "warning"}
 
 
+#: What the grader chose for a sandbox, by the names it gives them (cgroups, scratch folders, the batch's own
+#: trusted workers' cgroups): none may reach a student (a pid or a counter in one counts sandboxes and graders)
+SANDBOX_NAMES = re.compile(r"kit-(?:sandbox|probe|scratch|trusted)-[0-9a-f]")
+
+
+def no_sandbox_names(ctx: Ctx, doc: dict) -> list[str]:
+    found = sorted(set(m.group(0) for m in SANDBOX_NAMES.finditer(json.dumps(doc))))
+    return [f"results.json shows names the grader chose for its sandbox: {found}"] if found else []
+
+
 def no_sandbox_statistics(ctx: Ctx, doc: dict) -> list[str]:
-    problems = []
+    problems = no_sandbox_names(ctx, doc)
     sandbox = doc["extra_data"].get("sandbox", {})
     if set(sandbox) - PUBLIC_SANDBOX_KEYS:
         problems.append(f"results.json carries sandbox statistics: {sorted(set(sandbox) - PUBLIC_SANDBOX_KEYS)}")

@@ -48,6 +48,9 @@ class Ctx:
     marker_dir: Path  # a trusted folder where no file may ever appear
     port: int  # a TCP server on 127.0.0.1 that must never see a connection
     kit_root: Path = KIT_ROOT
+    # host unix datagram sockets that must never receive anything ("@name": an abstract one), where
+    # the test listens on some (tests/adversarial/isolation.py's launcher matrix does)
+    unix_sockets: tuple[str, ...] = ()
 
 
 class Expect:

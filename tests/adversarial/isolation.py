@@ -14,7 +14,13 @@ code (baked in by the builder), so a score above zero means the sandbox let it t
   no results.json may contain the kit's, the submissions' or the results folder's path;
 * raw network sockets (AF_INET, AF_INET6, AF_PACKET, AF_NETLINK);
 * ptrace of a sibling process, of the parent, of pid 1; process_vm_readv;
-* unshare (user and mount namespaces), the way out of a seccomp-free bubblewrap.
+* unshare (user and mount namespaces), the way out of a seccomp-free bubblewrap;
+* the launchers are equal (issue 23: each case below once worked under landlock): a datagram
+  sent to a host unix socket without connect(); a cross-student leak (one submission leaves the
+  solution in its scratch folder and a process that outlives its sandbox pushing it to any
+  socket of the next, which looks for both); 3.6 GiB of files in the scratch folders (deleted,
+  kept open) against the memory cap; the names the grader chose (cgroup, scratch, uid) quoted in
+  an exception; a double-forked process that outlives the call that started it.
 
 `problems_after(ctx, out, uids)` checks what no launcher may leave: kernel state of a sandbox
 uid, host paths in results.  `python -m tests.adversarial.isolation --launcher L --out DIR`
@@ -258,6 +264,214 @@ _escaped = _os.waitstatus_to_exitcode(_status) == 7
     return folder(ctx, "unshare_escape", _escape_pays(check))
 
 
+# -- the launchers give the same guarantees (landlock and rlimits as bubblewrap) ----------------------
+
+#: Unix sockets a host may have: a datagram there must not arrive (with those of Ctx.unix_sockets)
+HOST_SOCKETS = ("/dev/log", "/run/systemd/notify", "/run/systemd/journal/socket", "/run/systemd/journal/dev-log",
+                "/var/run/nscd/socket", "@/org/freedesktop/systemd1/notify")
+
+
+def dgram_host(ctx: Ctx) -> Path:
+    targets = [*ctx.unix_sockets, *HOST_SOCKETS]
+    check = f"""
+import socket as _so
+_escaped = False
+for _t in {targets!r}:
+    _a = "\\0" + _t[1:] if _t.startswith("@") else _t
+    for _how in ("sendto", "sendmsg", "pair"):
+        try:
+            if _how == "pair":  # a datagram pair's own socket may still name another destination
+                _s, _other = _so.socketpair(_so.AF_UNIX, _so.SOCK_DGRAM)
+            else:
+                _s = _so.socket(_so.AF_UNIX, _so.SOCK_DGRAM)
+            if _how == "sendto":
+                _s.sendto(b"kit-leak", _a)
+            else:
+                _s.sendmsg([b"kit-leak"], [], 0, _a)
+            _escaped = True
+        except OSError:
+            pass
+"""
+    return folder(ctx, "dgram_host", _escape_pays(check))
+
+
+def cross_a_plant(ctx: Ctx) -> Path:
+    """Correct code that leaves the solution for the next submission: in its scratch folder (opened
+    up to everyone), next to a socket bound there (its path shows in /proc/net/unix), and in a
+    process that outlives the sandbox (double fork, setsid) and pushes it, for 90 s, into every
+    socket named kit-peek that /proc/net/unix lists."""
+    code = f"""
+    import os as _os, socket as _so, time as _time
+    _payload = {solution_text()!r}.encode()
+    _tmp = _os.environ.get("TMPDIR", "/tmp")
+    try:
+        with open(_os.path.join(_tmp, "kit-secret.py"), "wb") as _f:
+            _f.write(_payload)
+        _plant_sock = _so.socket(_so.AF_UNIX, _so.SOCK_DGRAM)
+        _plant_sock.bind(_os.path.join(_tmp, "kit-plant.sock"))
+    except OSError:
+        pass
+    for _p, _m in ((_tmp, 0o777), (_os.path.dirname(_tmp), 0o755), (_os.path.join(_tmp, "kit-secret.py"), 0o644),
+                   (_os.path.join(_tmp, "kit-plant.sock"), 0o777)):
+        try:
+            _os.chmod(_p, _m)
+        except OSError:
+            pass
+    _planted = False
+    _orig_storage_bytes = storage_bytes
+
+    def _push_forever(unix):
+        _deadline = _time.time() + 90
+        while _time.time() < _deadline:
+            try:
+                unix.seek(0)
+                for _line in unix.read().decode(errors="replace").splitlines()[1:]:
+                    _name = _line.split()[-1] if len(_line.split()) >= 8 else ""
+                    if "kit-peek" in _name:
+                        _a = "\\0" + _name[1:] if _name.startswith("@") else _name
+                        try:
+                            _so.socket(_so.AF_UNIX, _so.SOCK_DGRAM).sendto(_payload, _a)
+                        except OSError:
+                            pass
+            except (OSError, ValueError):
+                pass
+            _time.sleep(0.2)
+
+    def storage_bytes(x):
+        global _planted
+        if not _planted:
+            _planted = True
+            try:
+                _unix = open("/proc/self/net/unix", "rb")
+            except OSError:
+                _unix = None
+            _mid = _os.fork()
+            if _mid == 0:
+                _os.setsid()
+                if _os.fork() == 0 and _unix is not None:
+                    _push_forever(_unix)
+                _os._exit(0)
+            _os.waitpid(_mid, 0)
+        return _orig_storage_bytes(x)
+    """
+    return folder(ctx, "cross_a_plant", with_code(solution_text(), code))
+
+
+def cross_b_peek(ctx: Ctx) -> Path:
+    """Stubs that run the solution if they find what cross_a_plant (graded just before) left: a
+    socket path in /proc/net/unix whose folder holds kit-secret.py, or a datagram pushed to the
+    socket it binds in its own scratch folder (waits 2 s for one)."""
+    check = """
+import socket as _so, time as _time
+_escaped, _code = False, None
+try:
+    _names = [_l.split()[-1] for _l in open("/proc/self/net/unix").read().splitlines()[1:] if len(_l.split()) >= 8]
+except OSError:
+    _names = []
+for _n in _names:
+    if "kit-plant" in _n and not _n.startswith("@"):
+        try:
+            _code = open(_os.path.join(_os.path.dirname(_n), "kit-secret.py")).read()
+        except OSError:
+            pass
+if _code is None:
+    try:
+        _inbox = _so.socket(_so.AF_UNIX, _so.SOCK_DGRAM)
+        _inbox.bind(_os.path.join(_os.environ.get("TMPDIR", "/tmp"), "kit-peek.sock"))
+        _inbox.settimeout(2.0)
+        _code = _inbox.recv(1 << 20).decode()
+    except OSError:
+        pass
+if _code:
+    _escaped = True
+"""
+    return folder(ctx, "cross_b_peek", _escape_pays(check))
+
+
+def scratch_hog(ctx: Ctx) -> Path:
+    """Correct code once it holds 3.6 GiB of files in its scratch folders (64 MiB files, allocated
+    at once with fallocate, each deleted and kept open: no folder walk sees them) against a 3.4 GiB
+    memory cap; raises where that fails (bubblewrap's tmpfs are full at 256/64 MiB).  Killed, it
+    must score as its twin that raises."""
+    return folder(ctx, "scratch_hog", with_code(solution_text(), """
+        import os as _os
+        _held = []
+        _orig_storage_bytes = storage_bytes
+
+        def storage_bytes(x):
+            if not _held:
+                tops = [_os.environ.get("KIT_OTHER_FS_DIR", "/tmp")] * 6 + [_os.environ.get("TMPDIR", "/tmp")] * 52
+                fds = []
+                for i, top in enumerate(tops):  # 58 x 64 MiB
+                    path = _os.path.join(top, f"hog{i}")
+                    try:
+                        fd = _os.open(path, _os.O_RDWR | _os.O_CREAT, 0o600)
+                        _os.posix_fallocate(fd, 0, 2**26)
+                        _os.unlink(path)
+                    except OSError as exc:
+                        for f in fds:
+                            _os.close(f)
+                        raise RuntimeError(f"could not hold the files: {exc}")
+                    fds.append(fd)
+                _held.extend(fds)
+            return _orig_storage_bytes(x)
+        """))
+
+
+def cgroup_names(ctx: Ctx) -> Path:
+    """An exception quoting the names the grader chose for this sandbox: its cgroup (from
+    /proc/self/cgroup, and its neighbours in /sys/fs/cgroup), its scratch folders, its uid."""
+    return folder(ctx, "cgroup_names", redefine(solution_text(), """
+        import os
+        seen = []
+        try:
+            lines = open("/proc/self/cgroup").read().splitlines()
+            seen += sorted(lines, key=lambda line: "kit-" not in line)
+            for line in lines:
+                _, ctrl, path = line.split(":", 2)
+                for root in (f"/sys/fs/cgroup/{ctrl.split(',')[0]}", "/sys/fs/cgroup"):
+                    try:
+                        seen += sorted(os.listdir(root + path.rsplit("/", 1)[0]), key=lambda n: "kit-" not in n)[:8]
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+        seen += [os.environ.get("TMPDIR", ""), os.environ.get("KIT_OTHER_FS_DIR", ""), f"uid {os.getuid()}",
+                 os.getcwd()]
+        raise RuntimeError(" | ".join(seen))
+        """))
+
+
+def orphan_daemon(ctx: Ctx) -> Path:
+    """A function that double-forks a process (setsid) and raises; while that process lives, the
+    function is correct.  It must be gone before the next call: scored as its twin that raises."""
+    return folder(ctx, "orphan_daemon", with_code(solution_text(), """
+        import os as _os, time as _time
+        _daemon = []
+        _orig_storage_bytes = storage_bytes
+
+        def storage_bytes(x):
+            if _daemon:
+                try:
+                    _os.kill(_daemon[0], 0)
+                    return _orig_storage_bytes(x)  # it outlived the call that started it
+                except OSError:
+                    _daemon.clear()
+            r, w = _os.pipe()
+            mid = _os.fork()
+            if mid == 0:
+                _os.setsid()
+                if _os.fork() == 0:
+                    _os.write(w, str(_os.getpid()).encode())
+                    _time.sleep(120)
+                _os._exit(0)
+            _os.close(w)
+            _daemon.append(int(_os.read(r, 32) or 0))
+            _os.waitpid(mid, 0)
+            raise RuntimeError("started a daemon")
+        """))
+
+
 ISOLATION_CASES: list[Case] = [
     Case("keyring_store", keyring_store, FULL, "stores the solution in its uid's kernel keyrings"),
     Case("keyring_steal", keyring_steal, ZERO, "stubs that look for code left in the keyrings by another submission"),
@@ -272,6 +486,17 @@ ISOLATION_CASES: list[Case] = [
     Case("ptrace_sibling", ptrace_sibling, ZERO, "stubs that run the solution if ptrace attaches to a sibling, "
          "the parent or pid 1"),
     Case("unshare_escape", unshare_escape, ZERO, "stubs that run the solution if unshare() creates a namespace"),
+    Case("dgram_host", dgram_host, ZERO, "stubs that run the solution if a datagram (sendto/sendmsg, no connect) "
+         "reaches a host unix socket"),
+    Case("cross_a_plant", cross_a_plant, FULL, "leaves the solution in its scratch folder, next to a socket, and in "
+         "a process that outlives it pushing it to other submissions' sockets"),
+    Case("cross_b_peek", cross_b_peek, ZERO, "stubs that run the solution if what cross_a_plant left reaches them"),
+    Case("scratch_hog", scratch_hog, Twin("twin_raises"), "3.6 GiB of deleted, open files in its scratch folders "
+         "against a 3.4 GiB cap"),
+    Case("cgroup_names", cgroup_names, Twin("twin_raises"), "quotes its cgroup, its neighbours', its scratch "
+         "folders and uid in an exception (results.json must hold no name the grader chose)"),
+    Case("orphan_daemon", orphan_daemon, Twin("twin_raises"), "correct only while a double-forked process it "
+         "started lives on"),
     # bubblewrap only (its own pid namespace and /dev/pts per sandbox; landlock shows the host's)
     Case("pinned_store", pinned_store, FULL, "pins the solution, a pty and an abstract socket in a unix socket "
          "cycle and moves the pid counter", needs_isolation=True),
@@ -299,12 +524,15 @@ def problems_after(ctx: Ctx, out: Path, used_uids: set[int]) -> list[str]:
             uids.drop_hold(uid)
         if state.get("keys") or state.get("sysvipc") or state.get("files"):
             problems.append(f"sandbox uid {uid} left kernel state behind: {state}")
+    from tests.adversarial.batch import no_sandbox_names
+
     host = [str(KIT_ROOT), str(ctx.root), str(ctx.out.resolve()), str(ctx.marker_dir)]
     for path in out.rglob("results.json"):
         text = path.read_text()
         for h in host:
             if h in text:
                 problems.append(f"{path.parent.name}/results.json shows the host path {h}")
+        problems += [f"{path.parent.name}: {p}" for p in no_sandbox_names(ctx, json.loads(text))]
     if os.path.exists("/dev/shm/kit-stash.py") or os.path.exists("/tmp/kit-stash.py"):
         problems.append("a stash file was left in /dev/shm or /tmp")
     return problems
@@ -312,7 +540,7 @@ def problems_after(ctx: Ctx, out: Path, used_uids: set[int]) -> list[str]:
 
 # -- the launcher matrix: one launcher, a reduced set, a JSON report -------------------------------
 
-def run_matrix_entry(launcher: str, work: Path, port: int) -> dict:
+def run_matrix_entry(launcher: str, work: Path, port: int, unix_sockets: tuple[str, ...] = ()) -> dict:
     import io
 
     from rich.console import Console
@@ -324,7 +552,7 @@ def run_matrix_entry(launcher: str, work: Path, port: int) -> dict:
     for d in (root, markers):
         d.mkdir(parents=True)
     os.chmod(work, 0o755)
-    ctx = Ctx(root=root, out=out, marker_dir=markers, port=port)
+    ctx = Ctx(root=root, out=out, marker_dir=markers, port=port, unix_sockets=unix_sockets)
     cases = [c for c in [*CASES, *ISOLATION_CASES] if c.name in MATRIX_NAMES]
     for case in cases:
         case.build(ctx)
@@ -369,6 +597,23 @@ def check_scores(cases: list[Case], docs: dict[str, dict]) -> list[str]:
     return problems
 
 
+def host_unix_sockets(work: Path) -> tuple[list, tuple[str, ...]]:
+    """Two datagram sockets a host service would have, listening: one at a path anyone may write to,
+    one abstract ("@name").  Nothing a submission sends may reach them."""
+    import secrets
+    import socket
+
+    path = work / f"host-{secrets.token_hex(4)}.sock"
+    abstract = f"@kit-host-{secrets.token_hex(4)}"
+    by_path, by_name = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    by_path.bind(str(path))
+    os.chmod(path, 0o777)
+    by_name.bind("\0" + abstract[1:])
+    for s in (by_path, by_name):
+        s.setblocking(False)
+    return [by_path, by_name], (str(path), abstract)
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
     import socket
@@ -382,12 +627,18 @@ def main(argv: list[str] | None = None) -> int:
     srv.bind(("127.0.0.1", 0))
     srv.listen()
     srv.setblocking(False)
-    report = run_matrix_entry(args.launcher, Path(args.work), srv.getsockname()[1])
+    listeners, names = host_unix_sockets(Path(args.work))
+    report = run_matrix_entry(args.launcher, Path(args.work), srv.getsockname()[1], names)
     try:
         srv.accept()
         report["problems"].append("the network server saw a connection")
     except BlockingIOError:
         pass
+    for name, sock in zip(names, listeners):
+        try:
+            report["problems"].append(f"the host unix socket {name} received {sock.recv(100)!r}")
+        except BlockingIOError:
+            pass
     if args.expect_launcher and report["launcher"] != args.expect_launcher:
         report["problems"].append(f"expected launcher {args.expect_launcher}, got {report['launcher']}")
     print("MATRIX-REPORT " + json.dumps(report))

@@ -162,6 +162,11 @@ MODULE = textwrap.dedent(f'''
             socket.socket(socket.AF_UNIX).connect("/run/kit-no-such-socket")
         except OSError as exc:
             facts["unix_connect_errno"] = exc.errno
+        try:
+            facts["cgroup_dirs"] = os.listdir("/sys/fs/cgroup")
+        except OSError:
+            facts["cgroup_dirs"] = None
+        facts["own_cgroup"] = open("/proc/self/cgroup").read()
         torch.set_num_threads(2)  # threads (clone without namespace flags) still work
         facts["threads_ok"] = float((torch.ones(300, 300) @ torch.ones(300, 300))[0, 0]) == 300.0
         torch.set_num_threads(1)
@@ -297,8 +302,11 @@ def test_isolation_seen_from_inside(launcher: str, submission: Path, server: tup
     elif launcher_python_hidden():  # (/proc/1 is bwrap itself, running the worker)
         assert facts["host_path_shown_in"] == []
     assert facts["other_fs"] is True  # KIT_OTHER_FS_DIR is writable and on another filesystem than TMPDIR
-    # connect() refused where the host's unix sockets are in view (no mount namespace)
-    assert facts["unix_connect_errno"] == (errno.ENOENT if launcher == BUBBLEWRAP else errno.EACCES)
+    # connect() refused on every launcher (the same filter: no socket address is reachable)
+    assert facts["unix_connect_errno"] == errno.EACCES
+    # no /sys/fs/cgroup (other sandboxes' cgroup names), and its own cgroup's name tells nothing
+    assert facts["cgroup_dirs"] is None, facts["cgroup_dirs"]
+    assert not re.search(rf"\b{os.getpid()}\b|kit-sandbox-\d+-\d+", facts["own_cgroup"]), facts["own_cgroup"]
     assert facts["CapEff"] in ("0000000000000000", "0000000000000004") and facts["NoNewPrivs"] == "1"
     if launcher == BUBBLEWRAP:
         assert facts["CapEff"] == "0000000000000000"
@@ -429,7 +437,10 @@ ZYGOTE_SPY = textwrap.dedent("""
             os.write(big, b"x" * (200 * 2**20))
             os.unlink("/tmp/big")
             a, b = socket.socketpair()
-            socket.send_fds(a, [b"x"], [big, *os.openpty(), *os.openpty(), a.fileno(), b.fileno()])
+            try:  # (sendmsg is refused on every launcher: no descriptor can be sent at all)
+                socket.send_fds(a, [b"x"], [big, *os.openpty(), *os.openpty(), a.fileno(), b.fileno()])
+            except PermissionError:
+                return "refused"
             a.close()
             b.close()
             return "pinned"
@@ -531,7 +542,8 @@ def zygote_origin(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
 
 def test_zygote_children_share_nothing(workdir: Path, zygote_origin: str) -> None:
     """Sandboxes forked from one zygote (grader.sandbox.zygote) in a row: 200 MiB of tmpfs and two
-    ptys pinned in a unix socket cycle are freed once the sandbox ends (and another child, at the
+    ptys cannot be pinned in a unix socket cycle (sendmsg, the only way to send a descriptor, is
+    refused) and are freed once the sandbox ends (and another child, at the
     same time, sees ptys of its own); what the next one leaves (files in every writable folder,
     an orphan process in a session of its own holding an abstract socket) is gone for the one
     after, which has pid, network and cgroup namespaces of its own, sees only its own submission
@@ -550,8 +562,8 @@ def test_zygote_children_share_nothing(workdir: Path, zygote_origin: str) -> Non
     shmem = _host_shmem()
     zero = _backend(folders[0], launcher=BUBBLEWRAP)  # pins, and releases no unix socket of its own
     try:
-        assert zero.call("memory.rounds_to_zero", {"cases": [["pin", "float32"]]}) == {"ok": ["pinned"]}
-        assert _host_shmem() > shmem + 150 * 2**20  # the pinned 200 MiB
+        assert zero.call("memory.rounds_to_zero", {"cases": [["pin", "float32"]]}) == {"ok": ["refused"]}
+        assert _host_shmem() > shmem + 150 * 2**20  # the 200 MiB, held by its descriptor
         peek = _backend(folders[1], launcher=BUBBLEWRAP)  # meanwhile, another child: its own ptys
         try:
             seen = json.loads(peek.call("memory.rounds_to_zero", {"cases": [["look", "float32"]]})["ok"][0])

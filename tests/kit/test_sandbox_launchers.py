@@ -1,0 +1,407 @@
+"""Every launcher gives the same guarantees (issue 23), checked on each: bubblewrap, landlock, rlimits.
+
+One test per root cause the red team found under ``--sandbox landlock``: a datagram reached a
+host service without connect(); one submission reached another's scratch folder and socket;
+files in the scratch folders went past the memory cap; the names the grader chose (cgroup,
+scratch folders, uid) reached results; a process double-forked in a fresh run outlived it.
+Plus: `auto` and ``--sandbox landlock`` refuse Landlock without scopes (ABI < 6) unless a uid
+per submission (root) stands in for them, and `grader doctor` says so.
+
+The same attacks, as graded submissions, are cases of `tests/adversarial/isolation.py`, run on
+every launcher by the launcher matrix (`tests/kit/test_sandbox.py::test_launcher_matrix`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import socket
+import stat
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import sandbox
+from grader.sandbox import BUBBLEWRAP, LANDLOCK, RLIMITS, SandboxBackend, SandboxSettings
+from grader.sandbox import launchers
+from tests.kit.test_sandbox import TIMEOUT, _bwrap_or_fail, _landlock_or_fail, workdir  # noqa: F401 (a fixture)
+
+ALL = [BUBBLEWRAP, LANDLOCK, RLIMITS]
+
+#: A submission that does what a test asks (as JSON, through memory.bytes_per_parameter) and says
+#: what happened (JSON); checkpointing.load_checkpoint double-forks a process that sleeps.
+SPY = textwrap.dedent('''
+    import json, os, socket, time
+
+    def bytes_per_parameter(optimizer):
+        c = json.loads(optimizer)
+        out = {}
+        if c["do"] == "send":
+            for target in c["targets"]:
+                addr = "\\0" + target[1:] if target.startswith("@") else target
+                for how in ("sendto", "sendmsg", "pair", "connect", "bind"):
+                    try:
+                        if how == "pair":
+                            s, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+                        else:
+                            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                        if how == "sendto":
+                            s.sendto(b"leak", addr)
+                        elif how in ("sendmsg", "pair"):
+                            s.sendmsg([b"leak"], [], 0, addr)
+                        elif how == "connect":
+                            s.connect(addr)
+                        else:
+                            s.bind("\\0kit-squat-" + target.replace("/", "_"))
+                        out[f"{target} {how}"] = "done"
+                    except OSError as exc:
+                        out[f"{target} {how}"] = exc.errno
+            a, b = socket.socketpair()  # in-process use stays
+            a.sendall(b"ping")
+            out["pair"] = b.recv(4).decode()
+        elif c["do"] == "plant":
+            tmp = os.environ["TMPDIR"]
+            with open(os.path.join(tmp, "secret"), "w") as f:
+                f.write("kit-secret")
+            for path, mode in ((tmp, 0o777), (os.path.dirname(tmp), 0o755), (os.path.join(tmp, "secret"), 0o644)):
+                try:
+                    os.chmod(path, mode)
+                    out[f"chmod {mode:o}"] = "done"
+                except OSError as exc:
+                    out[f"chmod {mode:o}"] = exc.errno
+        elif c["do"] == "peek":
+            for path in c["paths"]:
+                try:
+                    out[path] = open(path).read() if not os.path.isdir(path) else os.listdir(path)
+                except OSError as exc:
+                    out[path] = exc.errno
+        elif c["do"] == "fill":
+            block = b"x" * 2**22
+            fds = []
+            for i in range(c["files"]):
+                path = os.path.join(os.environ[c["where"]], f"fill{i}")
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+                for _ in range(c["mib"] // 4):
+                    os.write(fd, block)
+                if c.get("unlink"):
+                    os.unlink(path)
+                    fds.append(fd)
+                else:
+                    os.close(fd)
+            time.sleep(c.get("hold", 2.0))
+            out["alive"] = True
+        elif c["do"] == "alive":
+            try:
+                os.kill(c["pid"], 0)
+                out["alive"] = True
+            except ProcessLookupError:
+                out["alive"] = False
+            except OSError as exc:
+                out["alive"] = exc.errno
+        return json.dumps(out)
+''')
+
+CHECKPOINTING = textwrap.dedent('''
+    import os, time
+    import torch
+
+    _saved = []  # the worker saves first; a fresh process has not
+
+    def save_checkpoint(model, optimizer, iteration, out):
+        _saved.append(out)
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iteration": iteration}, out)
+
+    def load_checkpoint(src, model, optimizer):
+        if _saved:
+            raise RuntimeError("not in a fresh process")
+        r, w = os.pipe()
+        middle = os.fork()
+        if middle == 0:  # a grandchild in a session of its own, re-parented when the middle one exits
+            os.setsid()
+            if os.fork() == 0:
+                os.close(r)
+                os.write(w, str(os.getpid()).encode())
+                os.close(w)
+                time.sleep(120)
+            os._exit(0)
+        os.close(w)
+        pid = int(os.read(r, 32))
+        os.waitpid(middle, 0)
+        raise RuntimeError(f"daemon {pid}")
+''')
+
+
+def _available(launcher: str) -> None:
+    if launcher == BUBBLEWRAP:
+        _bwrap_or_fail()
+    elif launcher == LANDLOCK:
+        _landlock_or_fail()
+
+
+def _folder(workdir: Path, name: str) -> Path:
+    folder = workdir / name
+    folder.mkdir()
+    (folder / "memory.py").write_text(SPY)
+    (folder / "checkpointing.py").write_text(CHECKPOINTING)
+    return folder
+
+
+def _backend(folder: Path, launcher: str, **kw) -> SandboxBackend:
+    settings = SandboxSettings(launcher=launcher, call_timeout=max(TIMEOUT, 20.0), import_timeout=max(TIMEOUT, 20.0),
+                               **kw)
+    settings.limits.data_bytes = 2**30
+    return SandboxBackend(folder, settings)
+
+
+def _ask(backend: SandboxBackend, **command) -> dict:
+    reply = backend.call("memory.bytes_per_parameter", {"optimizer": json.dumps(command)})
+    return json.loads(reply["ok"]) if "ok" in reply else reply
+
+
+# -- 1. no socket address is reachable --------------------------------------------------------------
+
+@pytest.mark.parametrize("launcher", ALL)
+def test_no_datagram_or_connection_reaches_a_host_socket(launcher: str, workdir: Path) -> None:
+    """A host service's datagram sockets (a path anyone may write to, an abstract name) receive
+    nothing: sendto and sendmsg on an unconnected socket, sendmsg with an address on a datagram
+    pair, connect, are refused (EACCES) by the seccomp filter on every launcher; so is bind (no
+    abstract name squatted where the host's are); a socket pair still talks to itself."""
+    _available(launcher)
+    tag = secrets.token_hex(4)
+    path = workdir / f"host-{tag}.sock"
+    by_path, by_name = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    by_path.bind(str(path))
+    os.chmod(path, 0o777)
+    by_name.bind(f"\0kit-host-{tag}")
+    backend = _backend(_folder(workdir, "s"), launcher)
+    try:
+        got = _ask(backend, do="send", targets=[str(path), f"@kit-host-{tag}"])
+    finally:
+        backend.close()
+    received = []
+    for s in (by_path, by_name):
+        s.setblocking(False)
+        try:
+            received.append(s.recv(100))
+        except BlockingIOError:
+            pass
+        s.close()
+    assert received == []
+    pair = got.pop("pair")
+    assert got and set(got.values()) == {13}, got  # EACCES, every one
+    assert pair == "ping"
+
+
+# -- 2. sandboxes cannot reach each other ----------------------------------------------------------
+
+@pytest.mark.parametrize("launcher", [LANDLOCK, RLIMITS])
+def test_one_sandbox_cannot_reach_another_ones_scratch(launcher: str, workdir: Path) -> None:
+    """Two sandboxes at once.  The first leaves a secret in its scratch folder and opens it to
+    everyone it can; the second, told the exact paths, can neither read the secret nor list the
+    folder or its parent, nor read the first one's environment or descriptors in /proc (no
+    hidepid without a mount namespace: a uid of its own, and Landlock's rules, keep them out).  Each scratch folder sits in a parent of its own named at random: as
+    root the parent is root's, mode 0710 with the sandbox's group (no other uid can pass), the
+    folder the sandbox uid's, 0700; without root Landlock keeps them apart (rlimits then has no
+    isolation at all: not tested)."""
+    _available(launcher)
+    if launcher == RLIMITS and os.geteuid() != 0:
+        pytest.skip("rlimits without root: no isolation between sandboxes (the launcher's warning says so)")
+    first, second = _backend(_folder(workdir, "a"), launcher), _backend(_folder(workdir, "b"), launcher)
+    try:
+        planted = _ask(first, do="plant")
+        assert first.sandbox is not None, (planted, first.stats)
+        scratch = first.sandbox.scratch[0]
+        parent = os.path.dirname(scratch)
+        info, pinfo = os.stat(scratch), os.stat(parent)
+        assert re.fullmatch(r"kit-scratch-[\w]{8}", os.path.basename(parent)), parent
+        if os.geteuid() == 0:
+            assert (pinfo.st_uid, pinfo.st_gid, stat.S_IMODE(pinfo.st_mode)) == (0, first.uid, 0o710)
+            assert info.st_uid == first.uid and planted["chmod 755"] == 1  # EPERM: the parent is not its own
+        else:
+            assert stat.S_IMODE(pinfo.st_mode) == 0o700
+        worker = first.sandbox.proc.pid  # (its supervisor: the same uid, the same rules)
+        seen = _ask(second, do="peek", paths=[os.path.join(scratch, "secret"), scratch, parent,
+                                              os.path.join(parent, "owner"), f"/proc/{worker}/environ",
+                                              f"/proc/{worker}/fd", f"/proc/{worker}/cmdline"])
+    finally:
+        first.close()
+        second.close()
+    if launcher == RLIMITS:  # (no Landlock: another uid's command line is world-readable, as on any machine)
+        assert "grader.worker" in seen.pop(f"/proc/{worker}/cmdline")
+    assert set(seen.values()) == {13}, seen  # EACCES: every path (the uid, and Landlock's rules)
+    assert not os.path.exists(parent)  # removed with the sandbox
+
+
+# -- 3. scratch files count against the caps ----------------------------------------------------------
+
+@pytest.mark.parametrize("cgroup", [True, False])
+@pytest.mark.parametrize("launcher", [LANDLOCK, RLIMITS])
+def test_scratch_files_count_against_the_caps(launcher: str, cgroup: bool, workdir: Path) -> None:
+    """The scratch folders on the host hold at most what bubblewrap's tmpfs would (TMPDIR 256 MiB,
+    the second one 64 MiB), deleted files kept open included, with or without a memory cgroup (a
+    cgroup never refuses page cache: files on disk would hold no limit at all).  Over any of them
+    the sandbox is killed, in plain words, and the next call runs in a fresh one."""
+    _available(launcher)
+    backend = _backend(_folder(workdir, "s"), launcher, cgroup=cgroup)
+    attempts = {  # what is written, and the words of the kill
+        "to a scratch folder (the limit is 256 MiB": dict(where="TMPDIR", files=5, mib=64),
+        "to a scratch folder (the limit is 64 MiB": dict(where="KIT_OTHER_FS_DIR", files=2, mib=48),
+        "in files, deleted ones kept open included (the limit is 320 MiB": dict(where="TMPDIR", files=8, mib=48,
+                                                                               unlink=True),
+    }
+    try:
+        for what, command in attempts.items():
+            t0 = time.monotonic()
+            reply = _ask(backend, do="fill", hold=5.0, **command)
+            assert "the sandbox was killed" in reply.get("boundary", "") and what in reply["boundary"], (what, reply)
+            assert time.monotonic() - t0 < 5.0 + TIMEOUT, what
+        assert _ask(backend, do="peek", paths=[]) == {}  # the next call runs
+        assert backend.stats["starts"] == len(attempts) + 1
+        parents = [os.path.dirname(p) for p in backend.sandbox.scratch]
+    finally:
+        backend.close()
+    assert not any(os.path.exists(p) for p in parents)
+
+
+@pytest.mark.parametrize("launcher", [LANDLOCK, RLIMITS])
+def test_scratch_files_count_with_memory_where_no_cgroup_does(launcher: str, workdir: Path) -> None:
+    """Without a cgroup the memory cap is watched from outside: resident memory plus the files the
+    sandbox holds.  192 MiB of files (under the scratch folders' own limits) with a cap 150 MiB
+    above the sandbox's resident memory: killed."""
+    _available(launcher)
+    backend = _backend(_folder(workdir, "s"), launcher, cgroup=False)
+    try:
+        _ask(backend, do="peek", paths=[])
+        box = backend.sandbox
+        resident = sandbox.limits.rss_bytes(box._pids())
+        box.monitor.cap = resident + 150 * 2**20
+        reply = _ask(backend, do="fill", where="TMPDIR", files=4, mib=48, hold=5.0)
+    finally:
+        backend.close()
+    assert "boundary" in reply and "of memory and files" in reply["boundary"], reply
+
+
+# -- 4. the names the grader chose say nothing, and never reach a reply ---------------------------------
+
+@pytest.mark.parametrize("launcher", [LANDLOCK, RLIMITS])
+def test_chosen_names_are_random_and_scrubbed(launcher: str, workdir: Path) -> None:
+    """The sandbox's cgroup and scratch folders are named at random (no grader pid, no counter),
+    its uid drawn at random from the pool; a reply quoting its cgroup path or a scratch folder
+    comes back without them."""
+    _available(launcher)
+    backend = _backend(_folder(workdir, "s"), launcher)
+    try:
+        _ask(backend, do="peek", paths=[])
+        box = backend.sandbox
+        names = [os.path.basename(os.path.dirname(p)) for p in box.scratch]
+        cgroup = str(box.cgroup.path) if box.cgroup is not None else None
+        if cgroup is not None:
+            assert re.fullmatch(r"kit-sandbox-[0-9a-f]{16}", os.path.basename(cgroup)), cgroup
+        quoted = backend.scrub(" ".join([*box.scratch, cgroup or "", "4:memory:/x/" + os.path.basename(cgroup or "kit-sandbox-0123456789abcdef")]))
+    finally:
+        backend.close()
+    assert all(re.fullmatch(r"kit-scratch-\w{8}", n) and str(os.getpid()) not in n for n in names), names
+    assert "kit-sandbox-" not in quoted and "kit-scratch-" not in quoted, quoted
+
+
+# -- 5. nothing a fresh run starts outlives it ----------------------------------------------------------
+
+@pytest.mark.parametrize("launcher", ALL)
+def test_a_fresh_runs_grandchild_is_gone_before_the_next_call(launcher: str, workdir: Path) -> None:
+    """The fresh process of the checkpointing probe double-forks a process in a session of its own
+    (re-parented away from the run); it is gone before the next probe call, in the same sandbox
+    (the fresh-process template ends what each run leaves), on every launcher."""
+    _available(launcher)
+    backend = _backend(_folder(workdir, "s"), launcher)
+    try:
+        reply = backend.call("checkpointing.resume_in_fresh_process", {"seed": 3, "total": 12, "k": 5})
+        assert "ok" in reply, reply
+        found = re.search(r"daemon (\d+)", json.dumps(reply["ok"]))
+        assert found, reply
+        after = _ask(backend, do="alive", pid=int(found.group(1)))
+        assert after["alive"] is False
+        assert backend.stats["starts"] == 1, (backend.stats["events"], backend.stats.get("leftovers"), backend.output.text()[-2000:])
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("launcher", [LANDLOCK, RLIMITS])
+def test_a_process_that_double_forks_away_does_not_outlive_its_sandbox(launcher: str, workdir: Path) -> None:
+    """Without a pid namespace (and without root, without a uid of its own) the sandbox's
+    supervisor ends every process of the sandbox: one that double-forked and called setsid() is
+    gone when the sandbox ends.  Under Landlock the supervisor is out of the submission's reach
+    (its scopes); under rlimits only a uid of its own (root) ends them when it is killed."""
+    _available(launcher)
+    if launcher == RLIMITS and os.geteuid() != 0:
+        pytest.skip("rlimits without root: nothing keeps the submission from killing the supervisor")
+    folder = _folder(workdir, "s")
+    (folder / "memory.py").write_text(SPY + textwrap.dedent('''
+        import signal
+
+        def float_format(dtype):
+            r, w = os.pipe()
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    os.write(w, str(os.getpid()).encode())
+                    time.sleep(120)
+                os._exit(0)
+            os.wait()
+            daemon = int(os.read(r, 32))
+            try:
+                os.kill(os.getppid(), signal.SIGKILL)  # the supervisor
+                return (1, 1, daemon)
+            except OSError:
+                return (1, 5, daemon)
+    '''))
+    backend = _backend(folder, launcher)
+    try:
+        reply = backend.call("memory.float_format", {"dtype": "float16"})
+        assert backend.stats["layers"]["supervisor"] is True
+    finally:
+        backend.close()
+    if launcher == LANDLOCK:
+        assert "ok" in reply and reply["ok"][:2] == (1, 5), reply  # the kill was refused
+        daemon = reply["ok"][2]
+        assert not os.path.exists(f"/proc/{daemon}") or "grader.worker" not in _cmdline(daemon)
+    else:  # (the supervisor died, the worker with it: the uid is what ends the rest)
+        assert sandbox.processes_of_uid(backend.uid) == []
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+# -- Landlock without scopes -------------------------------------------------------------------------
+
+def test_landlock_without_scopes_needs_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Landlock below ABI 6 cannot keep a sandbox's signals and abstract sockets to itself: without
+    root (no uid per submission) `auto` and ``--sandbox landlock`` refuse it and say why, and so
+    does `grader doctor`; as root it is accepted; ABI 6 and later always."""
+    from grader.doctor import diagnose
+    from grader.sandbox import landlock
+
+    monkeypatch.setattr(launchers, "bwrap_available", lambda user_namespace=None: (False, " (emulated: none)"))
+    for abi, root, accepted in ((5, False, False), (5, True, True), (6, False, True), (3, True, True)):
+        monkeypatch.setattr(landlock, "abi_version", lambda abi=abi: abi)
+        monkeypatch.setattr(launchers, "is_root", lambda root=root: root)
+        if accepted:
+            assert launchers.resolve_launcher("auto")[0] == LANDLOCK
+            assert launchers.resolve_launcher(LANDLOCK)[0] == LANDLOCK
+            continue
+        for requested in ("auto", LANDLOCK):
+            with pytest.raises(RuntimeError) as refused:
+                launchers.resolve_launcher(requested)
+            assert f"ABI {abi}" in str(refused.value) and "root" in str(refused.value)
+        assert "--sandbox rlimits" in str(pytest.raises(RuntimeError, launchers.resolve_launcher, "auto").value)
+        assert launchers.resolve_launcher(RLIMITS)[0] == RLIMITS  # only by name, with its warning
+        report = diagnose(cuda=False)
+        assert report["auto"] == "" and "ABI 5" in report["warning"]
+        assert report["layers"]["landlock"]["ok"] is False and "refused" in report["layers"]["landlock"]["detail"]
