@@ -90,13 +90,15 @@ class Tally:
 
 
 def cut(text: str, limit: int) -> str:
-    """`text` if it has at most `limit` characters, else its first `limit` and a note saying how
-    many were cut (so a cut string never equals the one that was sent).  The one function that
-    caps untrusted strings on the trusted side: every string of a reply (`loads` with
-    `max_string`) and every field of `grader.protocol.ErrorData`."""
+    """`text` if it has at most `limit` characters, else its start and a note saying how many
+    characters were cut, `limit` characters in all (so cutting again changes nothing, and a cut
+    string never equals the one that was sent).  The one function that caps untrusted strings on
+    the trusted side: every string of a reply (`loads` with `max_string`), every field of
+    `grader.protocol.ErrorData`, a failure's detail, what results.json holds."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}… [{len(text) - limit} more characters cut]"
+    note = f"… [{len(text)} characters, cut]"
+    return text[:max(0, limit - len(note))] + note[:limit]
 
 
 @dataclass(frozen=True)
@@ -347,7 +349,9 @@ class _Decoder:
                 text = self.raw(self.u32()).decode("utf-8", "surrogatepass")
             except UnicodeDecodeError:
                 raise WireError("a string that is not UTF-8") from None
-            return text if self.max_string is None else cut(text, self.max_string)
+            if self.max_string is not None and len(text) > self.max_string:
+                return cut(text, self.max_string)
+            return text
         if tag == "I":
             n = self.u32()
             if n > MAX_BIG_INT:

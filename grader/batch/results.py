@@ -200,9 +200,41 @@ def summary_lines(table: dict[str, Any], *, status: str = "graded", reason: str 
     return lines
 
 
+#: Characters of one test's message, and of all of one submission's messages together, written to
+#: results.json and instructor.json (feedback.html shows the same).  A failure's detail is capped
+#: where it is made (3,000: `grader.student.ProbeError`, a reply's strings cut at the decoder); this
+#: is the last bound on what one student's files can hold: about 2 KB per test of 181 points, 64x a
+#: typical message.
+MESSAGE_LIMIT, SUBMISSION_MESSAGES_LIMIT = 4000, 256_000
+_LEFT_OUT = f"[message left out: this submission's messages reached {SUBMISSION_MESSAGES_LIMIT} characters]"
+
+
+def bounded_messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`records` (copied where changed) with each message cut at MESSAGE_LIMIT characters; once the
+    messages kept reach SUBMISSION_MESSAGES_LIMIT in all, every later one is replaced by a short
+    note saying so (the tests' outcomes and points are kept).  Applied to what a trusted worker
+    writes for a submission (results.json and instructor.json), and again, at no cost, by
+    `build_results`."""
+    from grader.wire import cut
+
+    out, total = [], 0
+    for r in records:
+        message = r.get("message")
+        if isinstance(message, str) and message:
+            text = cut(message, MESSAGE_LIMIT)
+            if text == _LEFT_OUT or total + len(text) > SUBMISSION_MESSAGES_LIMIT:
+                text = _LEFT_OUT
+            else:
+                total += len(text)
+            if text != message:
+                r = {**r, "message": text}
+        out.append(r)
+    return out
+
+
 def build_results(records: list[dict[str, Any]], *, student: str, kit_version: str, sandbox: dict[str, Any],
                   submission: dict[str, Any], status: str = "graded", reason: str = "") -> dict[str, Any]:
-    """The Gradescope results document for one submission.
+    """The Gradescope results document for one submission (messages bounded: `bounded_messages`).
 
     `sandbox` may be the backend's whole statistics: only `SANDBOX_PUBLIC_KEYS` (the grader's
     own choices) are kept; the rest belongs in instructor.json.
@@ -210,7 +242,8 @@ def build_results(records: list[dict[str, Any]], *, student: str, kit_version: s
     launcher = sandbox.get("launcher", "")
     ran = f"cpu: trusted pytest, probes in the sandbox ({launcher})" if launcher else "not run"
     order = {m: i for i, m in enumerate(MODULES)}
-    records = sorted(records, key=lambda r: (order.get(r["module"], 99), bool(r.get("hidden")), r["id"]))
+    records = sorted(bounded_messages(records), key=lambda r: (order.get(r["module"], 99), bool(r.get("hidden")),
+                                                                 r["id"]))
     counters: dict[str, int] = {}
     tests = []
     for r in records:

@@ -29,7 +29,7 @@ from grader.batch.discover import Source, fingerprint
 from grader.batch.stage import stage
 from grader.batch.unpack import RejectedSubmission
 from grader.batch.grade import GradeError, GradeOptions, Outcome, test_files
-from grader.batch.results import Layout, build_results, write_atomic, write_json
+from grader.batch.results import Layout, bounded_messages, build_results, write_atomic, write_json
 from grader.untrusted import LOG_LIMIT, printable, shown
 
 class _GradePlugin:
@@ -244,7 +244,7 @@ class TrustedGrader:
             # (2: pytest "interrupted", which is how a run that spent its budget ends)
             if code not in ((0, 1, 2) if stopped else (0, 1)) or not data:
                 raise GradeError(f"pytest ended with exit code {code} and no report")
-            records = data["tests"]
+            records = bounded_messages(data["tests"])  # (what instructor.json and results.json hold)
             if not records:
                 raise GradeError("no graded tests ran")
             if stopped.get("why") == "memory":
@@ -323,6 +323,7 @@ class TrustedGrader:
                     r.update(status="pending", message="needs CUDA: graded on the GPU runner")
                 else:
                     r.update(status="failed", message=f"not graded: {why}")
+            records = bounded_messages(records)
             public_sandbox = {"launcher": self.launcher, "warning": self.warning}
             doc = build_results(records, student=source.student, kit_version=kit_version(), sandbox=public_sandbox,
                                 submission=submission, status="partial", reason=why)

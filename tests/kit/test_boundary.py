@@ -299,7 +299,8 @@ def test_every_string_of_a_reply_is_cut_at_the_decoder():
     back = decode(encode({"ok": [long, {long: (long,)}], "short": "x" * n}))
     cut = wire.cut(long, n)
     assert back["ok"][0] == cut and list(back["ok"][1]) == [cut] and back["ok"][1][cut] == (cut,)
-    assert back["short"] == "x" * n and cut.startswith("é" * n) and cut != long and len(cut) < n + 50
+    assert back["short"] == "x" * n and cut.startswith("é" * (n - 40)) and cut != long and len(cut) == n
+    assert wire.cut(cut, n) == cut and "40960 characters, cut" in cut
     assert wire.loads(encode(long)) == long  # requests (decoded in the sandbox) are not cut
 
 
@@ -434,3 +435,24 @@ def _duplicate_largest_entry(raw: bytearray) -> bytearray:
     struct.pack_into("<HHII", tail, 8, count + 1, count + 1, len(directory), offset)
     return bytearray(raw[:offset]) + directory + tail
 
+
+
+def test_what_one_student_s_files_hold_is_bounded():
+    """A test's message is cut at MESSAGE_LIMIT characters, and past SUBMISSION_MESSAGES_LIMIT for the
+    whole submission later messages are left out with a note (one results.json once held a
+    1,000,179-character message: an exception class name, then uncapped): outcomes and points stay."""
+    import json
+
+    from grader.batch.results import MESSAGE_LIMIT, SUBMISSION_MESSAGES_LIMIT, bounded_messages, build_results
+
+    records = [{"id": f"tests/public/test_memory.py::test_{i}", "module": "memory", "name": f"test_{i}",
+                "points": 1, "status": "failed", "message": "m" * 10**6, "hidden": False} for i in range(300)]
+    bounded = bounded_messages(records)
+    assert [r["status"] for r in bounded] == ["failed"] * 300 and records[0]["message"] == "m" * 10**6
+    assert all(len(r["message"]) < MESSAGE_LIMIT + 50 for r in bounded)
+    kept = [r["message"] for r in bounded if "left out" not in r["message"]]
+    assert sum(map(len, kept)) <= SUBMISSION_MESSAGES_LIMIT and len(kept) == SUBMISSION_MESSAGES_LIMIT // MESSAGE_LIMIT
+    assert "left out" in bounded[-1]["message"] and bounded[0]["message"].startswith("m" * (MESSAGE_LIMIT - 40))
+    doc = build_results(records, student="s", kit_version="0", sandbox={}, submission={})
+    assert len(json.dumps(doc)) < SUBMISSION_MESSAGES_LIMIT + 200_000 and doc["max_score"] == 300
+    assert bounded_messages(bounded) == bounded  # (applied twice: no change)
