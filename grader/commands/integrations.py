@@ -62,6 +62,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--assignment", required=True, help='the Canvas column, "Name (assignment id)"')
     p.add_argument("--out", required=True, help="the CSV to import into Canvas")
     p.add_argument("--map", metavar="IDS.csv", help="columns student,canvas: kit student id -> Canvas login/SIS id")
+    p.add_argument("--allow-pending", action="store_true",
+                   help="export even though GPU tests are pending (their points left out); default: refused, "
+                        "`grader merge` the GPU run first")
+    p.add_argument("--create-column", action="store_true",
+                   help="--assignment is a new column (Canvas creates the assignment); default: it must be one of "
+                        "the roster's columns, so a typo is refused")
     p.set_defaults(func=cmd_export)
 
 
@@ -193,16 +199,24 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
 
     try:
         result = export_canvas(abspath(args.results), abspath(args.canvas), args.assignment, abspath(args.out),
-                               abspath(args.map) if args.map else None)
+                               abspath(args.map) if args.map else None, allow_pending=args.allow_pending,
+                               create_column=args.create_column)
     except ExportError as exc:
         console.print(f"[red]grader export: {shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
         return 2
-    console.print(f"wrote {args.out}: {len(result.matched)} students matched")
+    console.print(f"wrote {args.out}: {len(result.matched)} students matched"
+                  + (f"; {shown(args.assignment)} is a new column (--create-column)" if result.created_column else ""),
+                  markup=False, highlight=False, soft_wrap=True)
+    if result.pending:
+        console.print(f"[yellow]warning: {len(result.pending)} exported score(s) lack "
+                      f"{sum(result.pending.values()):g} pending GPU points in all (--allow-pending)[/yellow]",
+                      highlight=False, soft_wrap=True)
     for title, names in (("in the roster, with no result (left empty)", result.roster_without_result),
                          ("graded, but not in the roster (not exported)", result.results_without_roster)):
-        if names:
-            console.print(f"[yellow]{len(names)} {title}:[/yellow] " + ", ".join(shown_markup(n) for n in names),
-                          markup=True, highlight=False, soft_wrap=True)
+        if names:  # one per line: a roster name holds a comma ("Liddell, Alice")
+            console.print(f"[yellow]{len(names)} {title}:[/yellow]", highlight=False, soft_wrap=True)
+            for name in names:
+                console.print("  " + shown(name), markup=False, highlight=False, soft_wrap=True)
     return 1 if result.results_without_roster else 0
 
 
