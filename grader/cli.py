@@ -13,11 +13,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from rich.console import Console
-
 from grader import kit_version
 from grader.commands import instructor, integrations, student
-from grader.commands.common import abspath
+from grader.commands.common import abspath, output_console
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         args.path = "assignment" if not (Path.cwd() / "assignment").is_dir() else str(Path.cwd() / "assignment")
     elif args.command == "check" and str(args.path) not in ("solutions", "assignment"):
         args.path = str(abspath(args.path))
-    return args.func(args, Console())
+    return args.func(args, output_console())
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from pathlib import Path
 from rich.console import Console
 
 from grader import KIT_ROOT, MODULES
+from grader.commands.common import output_console
 from grader.mutants import Mutant, build_target, load_mutants, load_variants
 from grader.release import write_assignment
 from grader.runner import run_suite, test_files
@@ -164,7 +165,7 @@ def make_stubs(dest: Path, console: Console) -> None:
 
 
 def validate(modules: tuple[str, ...] = MODULES, jobs: int = 2, console: Console | None = None) -> Validation:
-    console = console or Console()
+    console = console or output_console()
     result = Validation()
     files = test_files(modules)
     if not (KIT_ROOT / "solutions").is_dir():
@@ -230,7 +231,7 @@ def explain(ids: list[str], jobs: int = 2, console: Console | None = None) -> bo
     the tests of their module (and, for a variant, of the modules that use it), every test run to the
     end, and say which tests caught each mutant, or rejected each variant, with the first line of
     their message.  True when every mutant is caught and every variant accepted."""
-    console = console or Console()
+    console = console or output_console()
     modules = tuple(sorted({i.split(":", 1)[0] for i in ids if i.split(":", 1)[0] in MODULES}))
     known = {m.id: (m, "mutant") for m in load_mutants(modules)}
     known.update({v.id: (v, "variant") for v in load_variants(modules)})

@@ -355,9 +355,9 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
     """
     from dataclasses import replace
 
-    from rich.console import Console
+    from grader.commands.common import output_console
 
-    console = console or Console(stderr=True)
+    console = console or output_console(stderr=True)
     t0 = time.monotonic()
     result = BatchResult()
     paths = [Path(os.path.abspath(Path(p).expanduser())) for p in paths]
