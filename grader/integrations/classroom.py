@@ -134,6 +134,12 @@ def decode(encoded: str) -> dict[str, Any]:
     return json.loads(base64.b64decode(encoded, validate=True).decode("utf-8"))
 
 
+def named(names: list[str], limit: int = 5) -> str:
+    """The first `limit` names, then "…" and how many more when the list is cut short ("none" if empty)."""
+    shown_names = ", ".join(shown(n, 100) for n in names[:limit])
+    return (shown_names + f", … ({len(names) - limit} more)") if len(names) > limit else shown_names or "none"
+
+
 def student_payload(results_dir: Path, student: str | None = None) -> tuple[str, dict[str, Any], str]:
     """(student, payload, encoded payload) for the one student of a results folder (or `student`).
 
@@ -146,7 +152,7 @@ def student_payload(results_dir: Path, student: str | None = None) -> tuple[str,
     students = layout.students()
     if student is None:
         if len(students) != 1:
-            raise PayloadError(f"{results_dir} holds {len(students)} students ({', '.join(students[:5]) or 'none'}): "
+            raise PayloadError(f"{results_dir} holds {len(students)} students ({named(students)}): "
                                "name one with --student")
         student = students[0]
     elif student not in students:

@@ -222,3 +222,14 @@ def test_a_late_penalty_is_one_negative_entry(tmp_path: Path) -> None:
     entry = payload["tests"][-1]
     assert entry["name"] == "late policy" and entry["score"] == -2.4 and entry["status"] == "fail"
     assert "2 started days late" in entry["message"] and payload["status"] == "fail"
+
+
+def test_a_list_of_students_cut_short_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Six students and no --student: the first five are named, then "…" and how many more."""
+    names = ["ann", "ben", "cat", "dan", "eve", "fay"]
+    for name in names:
+        Layout(tmp_path).results(name).parent.mkdir(parents=True)
+    assert cli(["classroom-payload", str(tmp_path)]) == 2
+    said = " ".join(capsys.readouterr().out.split())
+    assert "holds 6 students (ann, ben, cat, dan, eve, … (1 more)): name one with --student" in said, said
+    assert classroom.named(names[:5]) == "ann, ben, cat, dan, eve" and classroom.named([]) == "none"
