@@ -278,12 +278,19 @@ def student_line(late: dict[str, Any], max_score: float) -> str:
         return (f"no submission time is known ({late.get('note') or 'none recorded'}): {decided}; "
                 "your instructor has been told.")
     if late["status"] == "on_time":
-        return f"submitted {late['submitted_at']}{where}, on time ({deadline})."
+        return f"submitted {late['submitted_at']}{where}, " + (on_time_word(late) if late.get("extension") else
+                                                                  f"on time ({deadline})") + "."
     unit = late["unit"] + ("s" if late["units_late"] != 1 else "")
     return (f"submitted {late['submitted_at']}{where}, {late['units_late']} started {unit} late ({deadline}"
             + (f", {_span(timedelta(seconds=late['grace_seconds']))} of grace" if late.get("grace_seconds") else "")
             + f"): {late['percent']:g}% of the {late['raw_score']:g} points earned, -{late['penalty_points']:g}; "
             f"final score {late['final_score']:g} / {max_score:g} points.")
+
+
+def on_time_word(late: dict[str, Any]) -> str:
+    """How an on-time submission is shown (grades.csv, the student's summary, the feedback page): with
+    the extension that made it on time, when there was one."""
+    return f"on time (extension to {late['deadline']})" if late.get("extension") else "on time"
 
 
 def problems(doc: dict[str, Any], tests_sum: float) -> list[str]:
@@ -310,7 +317,7 @@ def csv_cells(doc: dict[str, Any] | None) -> dict[str, str]:
     if not late:
         raw = "" if doc is None else f"{float(doc['score']):g}"
         return {"raw_score": raw, "late_penalty": "", "late": ""}
-    word = {"on_time": "on time", "unknown": f"no time known: {unknown_decision(late)} ({late.get('note', '')})"}.get(
+    word = {"on_time": on_time_word(late), "unknown": f"no time known: {unknown_decision(late)} ({late.get('note', '')})"}.get(
         late["status"], f"late {late['units_late']} {late['unit']}(s): -{late['percent']:g}%")
     if late.get("warning") and late["status"] != "unknown":
         word += f" [{late['warning']}]"
