@@ -11,6 +11,9 @@ with the batch's own files, because every per-student file sits one level below 
                                                     settings, what was taken from the submission
     DIR/instructor/students/<id>/sandbox.log        instructor-only: the submission's own output
                                                     (capped; control characters escaped)
+    DIR/instructor/students/<id>/tests.log          instructor-only: this submission's part of the
+                                                    worker log (pytest's output, full tracebacks,
+                                                    hidden tests included; escaped, capped)
     DIR/instructor/logs/worker-<n>.log              instructor-only: the trusted workers' pytest
                                                     output, i.e. full tracebacks of every failed
                                                     test of every student, hidden tests included
@@ -67,6 +70,7 @@ HIDDEN_VISIBILITY = "after_published"
 RESULTS = "results.json"
 INSTRUCTOR = "instructor.json"
 SANDBOX_LOG = "sandbox.log"
+TESTS_LOG = "tests.log"
 GRADES_CSV = "grades.csv"
 #: The only sandbox facts a student's results.json may carry: the grader's own choices.
 SANDBOX_PUBLIC_KEYS = ("launcher", "layers", "warning")
@@ -102,6 +106,10 @@ class Layout:
 
     def sandbox_log(self, student: str) -> Path:
         return self.instructor_dir / student / SANDBOX_LOG
+
+    def tests_log(self, student: str) -> Path:
+        """The trusted worker's pytest output for this student alone (`grader.batch.trusted`)."""
+        return self.instructor_dir / student / TESTS_LOG
 
     def students(self) -> list[str]:
         """The ids that have a folder under students/ (sorted)."""

@@ -388,17 +388,67 @@ def _read_stream(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+#: Characters of one submission's tests.log (the worker log keeps everything; 181 points of failed
+#: tests with pytest's short tracebacks write a few hundred KB at most).
+TESTS_LOG_LIMIT = 4 * 2**20
+
+
+class _StudentLog:
+    """One submission's copy of the worker log: ``DIR/instructor/students/<id>/tests.log``
+    (`Layout.tests_log`), the same escaped text, at most `TESTS_LOG_LIMIT` characters.
+
+    Written as the run goes (a worker killed mid-run leaves what it wrote); `append` for the results
+    of a stopped run, after what the killed run wrote."""
+
+    def __init__(self, path: Path, append: bool = False):
+        self.left = TESTS_LOG_LIMIT
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.file: Any = open(path, "a" if append else "w", encoding="utf-8", buffering=1)  # a kill loses no line
+        except OSError as exc:  # the worker log still has it all: never a reason to stop grading
+            print(f"(no tests.log for this submission: {exc})", file=sys.stderr)
+            self.file = None
+
+    def write(self, text: str) -> None:
+        if self.left <= 0 or self.file is None:
+            return
+        if len(text) > self.left:
+            text = text[: self.left] + f"\n[tests.log cut at {TESTS_LOG_LIMIT} characters: the worker log has the rest]\n"
+        self.left -= len(text)
+        self.file.write(text)
+
+    def __enter__(self) -> "_StudentLog":
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, _EscapingStream):
+                stream.flush()
+                stream.copy = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, _EscapingStream) and stream.copy is self:
+                stream.flush()
+                stream.copy = None
+        if self.file is not None:
+            self.file.close()
+
+
 class _EscapingStream(io.TextIOBase):
-    """A text stream that escapes control characters before writing to `inner` (the worker's log).
+    """A text stream that escapes control characters before writing to `inner` (the worker's log),
+    and to `copy` (the student's tests.log, while one of their runs is graded).
 
     pytest's report quotes the submission's exception messages and reprs: an instructor who
     runs `less` or `cat` on the log must not get a terminal repainted by them."""
 
     def __init__(self, inner: Any):
         self.inner = inner
+        self.copy: _StudentLog | None = None
 
     def write(self, text: str) -> int:
-        self.inner.write(shown(text, LOG_LIMIT, newlines=True))
+        escaped = shown(text, LOG_LIMIT, newlines=True)
+        self.inner.write(escaped)
+        if self.copy is not None:
+            self.copy.write(escaped)
         return len(text)
 
     def flush(self) -> None:
@@ -436,25 +486,30 @@ def _worker_main(conn: Any, options_dict: dict[str, Any]) -> None:
             if job is None:
                 break
             source = Source(job["student"], Path(job["path"]))
-            try:
-                if job.get("finish"):
-                    outcome = grader.finish(source, options.out, job)
-                else:
-                    outcome = grader.grade(source, options.out, job)
-            except MemoryError:  # out of memory outside a test (under RLIMIT_AS): its results from what it finished
-                from grader.batch.budget import MEMORY_MESSAGE
+            # this student's part of the log also goes to their tests.log (a stopped run's results: after
+            # what the killed run wrote)
+            with _StudentLog(Layout(options.out).tests_log(source.student), append=bool(job.get("finish"))):
+                try:
+                    if job.get("finish"):
+                        outcome = grader.finish(source, options.out, job)
+                    else:
+                        outcome = grader.grade(source, options.out, job)
+                except MemoryError:  # out of memory outside a test (under RLIMIT_AS): its results from what it finished
+                    from grader.batch.budget import MEMORY_MESSAGE
 
-                grader.exhausted = True
-                outcome = grader.finish(source, options.out, {**job, "finish": MEMORY_MESSAGE, "stopped_by": "memory"})
-            except GradeError as exc:
-                outcome = Outcome(source.student, "error", message=str(exc))
-            except Exception as exc:  # noqa: BLE001 - never let one submission stop the batch
-                import traceback
+                    grader.exhausted = True
+                    outcome = grader.finish(source, options.out, {**job, "finish": MEMORY_MESSAGE,
+                                                                  "stopped_by": "memory"})
+                except GradeError as exc:
+                    print(f"not graded: {exc}", file=sys.stderr)
+                    outcome = Outcome(source.student, "error", message=str(exc))
+                except Exception as exc:  # noqa: BLE001 - never let one submission stop the batch
+                    import traceback
 
-                traceback.print_exc()
-                outcome = Outcome(source.student, "error", message=f"grader error: {type(exc).__name__}: {exc}")
-            sys.stdout.flush()
-            sys.stderr.flush()
+                    traceback.print_exc()
+                    outcome = Outcome(source.student, "error", message=f"grader error: {type(exc).__name__}: {exc}")
+                sys.stdout.flush()
+                sys.stderr.flush()
             # "last": out of memory once, this process ends; the pool starts a fresh one in its slot
             conn.send(("last" if grader.exhausted else "done", asdict(outcome)))
             if grader.exhausted:

@@ -233,3 +233,20 @@ def test_a_list_of_students_cut_short_says_so(tmp_path: Path, capsys: pytest.Cap
     said = " ".join(capsys.readouterr().out.split())
     assert "holds 6 students (ann, ben, cat, dan, eve, … (1 more)): name one with --student" in said, said
     assert classroom.named(names[:5]) == "ann, ben, cat, dan, eve" and classroom.named([]) == "none"
+
+
+def test_each_student_has_their_own_part_of_the_worker_log(tmp_path: Path) -> None:
+    """One worker grades both (-j 1): the worker log holds both runs under their headers, and each
+    student's tests.log only their own (finding one student's traceback is no guesswork)."""
+    for name, source in (("ref", KIT_ROOT / "solutions"), ("stub", KIT_ROOT / "assignment")):
+        (tmp_path / "subs" / name / "assignment").mkdir(parents=True)
+        shutil.copy2(source / "memory.py", tmp_path / "subs" / name / "assignment" / "memory.py")
+    assert cli(["grade", str(tmp_path / "subs"), "--out", str(tmp_path / "out"), "--module", "memory", "-j", "1",
+                "--public-only", "--no-progress"]) == 0
+    layout = Layout(tmp_path / "out")
+    worker = "".join(p.read_text() for p in layout.logs.glob("worker-*.log"))
+    assert "=== ref (" in worker and "=== stub (" in worker  # the worker log keeps its headers
+    stub, ref = layout.tests_log("stub").read_text(), layout.tests_log("ref").read_text()
+    assert stub.startswith("=== stub (") and "=== ref" not in stub
+    assert "FAILURES" in stub and "storage_bytes raises NotImplementedError" in stub
+    assert ref.startswith("=== ref (") and "=== stub" not in ref and "FAILURES" not in ref
