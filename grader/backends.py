@@ -71,13 +71,20 @@ class InProcessBackend:
         """The call, and the growth of this process's peak resident memory during it.
 
         In-process, the code under test runs in the test process itself (a student's own
-        `pytest`, never a graded run): the kernel's high-water mark is reset through
-        /proc/self/clear_refs before the call and read after it."""
+        `pytest`, never a graded run): on Linux the kernel's high-water mark is reset through
+        /proc/self/clear_refs before the call and read after it.  Where there is no such /proc
+        (macOS), the call runs in a fresh interpreter that measures its own peak (`grader.peak`);
+        where nothing can measure (Windows), the reply is `{"graded_only": why}` and the call
+        never runs (the test is checked only when graded)."""
         before = _reset_peak()
+        if before is None:
+            from grader import peak
+
+            return peak.call_measured(self.folder, name, kwargs)
         reply = self.call(name, kwargs)
         after = _status_kib("VmHWM")
-        if before is None or after is None:
-            return reply, {"peak_growth_bytes": -1, "method": "unavailable (no /proc)"}
+        if after is None:
+            return reply, {"peak_growth_bytes": -1, "method": "unavailable (VmHWM unreadable)"}
         return reply, {"peak_growth_bytes": (after - before) * 1024, "method": "in-process VmHWM"}
 
     def source(self, module: str) -> str | None:

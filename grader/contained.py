@@ -16,8 +16,9 @@ So `contained` runs `fn(*args)` in a child forked from this process and pays onl
   unpickles, inflates or walks anything the bytes describe.
 
 The caller gets `Contained(value, error)`: `error` is None, or a plain sentence (the exception `fn`
-raised, or that the child ran out of memory or time).  Where this platform cannot fork (Windows:
-a student's own `pytest` only, on their own files), `fn` runs here.
+raised, or that the child ran out of memory or time).  Off Linux (a student's own `pytest` or
+`grader check` only, on their own files: Windows cannot fork, and a fork of a process that runs
+torch is unsafe on macOS), `fn` runs here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -41,7 +43,7 @@ class Contained:
 def contained(fn: Callable[..., Any], *args: Any, memory: int = 1 << 30, seconds: float = 30.0) -> Contained:
     """`fn(*args)` in a child under `memory` more bytes of address space and `seconds` of time
     (see the module docstring); its return value must be plain data (`grader.protocol`)."""
-    if not hasattr(os, "fork"):
+    if not (hasattr(os, "fork") and sys.platform.startswith("linux")):
         try:
             return Contained(fn(*args), None)
         except Exception as exc:  # noqa: BLE001 - reported to the caller as data

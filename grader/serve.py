@@ -92,8 +92,9 @@ def serve_fresh(folder: str, name: str, kwargs: dict[str, Any], timeout: float =
 
 
 def _run_interpreter(folder: str, name: str, kwargs: dict[str, Any], request: str, reply: str,
-                     timeout: float) -> None:
-    """The same fresh run in a new interpreter (`python -m grader.serve`): where no template runs."""
+                     timeout: float, module: str = "grader.serve") -> None:
+    """The same fresh run in a new interpreter (`python -m grader.serve`): where no template runs
+    (`module`: another entry point reading the same request, e.g. `grader.peak`)."""
     import os
     import subprocess
     import sys
@@ -107,7 +108,7 @@ def _run_interpreter(folder: str, name: str, kwargs: dict[str, Any], request: st
     roots = {str(Path(importlib.import_module(m).__file__).resolve().parents[depth])
              for m, depth in (("grader", 1), (PROBE_PACKAGE, 2))}
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([*roots, os.environ.get("PYTHONPATH", "")]))
-    subprocess.run([sys.executable, "-m", "grader.serve", request, reply], timeout=timeout, check=False,
+    subprocess.run([sys.executable, "-m", module, request, reply], timeout=timeout, check=False,
                    stdin=subprocess.DEVNULL, env=env)
 
 

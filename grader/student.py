@@ -4,13 +4,16 @@ Tests ask for data (`student.probe(...)`) and for source text (`student.function
 all assertions happen in the test process.  Failures of the code under test surface as
 `ProbeError` (it raised, crashed, or replied with something that is not data) or its
 subclass `NotAttempted` (it raised NotImplementedError: still a stub), which the scoring
-plugin reports in plain language.
+plugin reports in plain language; `CheckedWhenGraded` marks a test this machine cannot check
+(pending: no points lost or given).
 """
 
 from __future__ import annotations
 
 import ast
 from typing import Any
+
+import pytest
 
 from grader import static
 from grader.backends import Backend
@@ -44,6 +47,16 @@ class ProbeError(AssertionError):
 
 class NotAttempted(ProbeError):
     """The code under test is still a stub (raised NotImplementedError)."""
+
+
+class CheckedWhenGraded(pytest.skip.Exception):
+    """This machine cannot check the test (the in-process backend cannot measure memory on
+    Windows): it is pending, "checked only when graded", and costs no points here.  Never raised
+    where the sandbox runs the code (the grading machine measures every call)."""
+
+    def __init__(self, why: str):
+        self.why = why
+        super().__init__(f"pending: {why}")
 
 
 class Student:
@@ -80,6 +93,8 @@ class Student:
         process running it grew during the call: `(value, {"peak_growth_bytes", "method"})`.
         The probe must do its work in the process that runs it (no fork)."""
         reply, memory = self.backend.call_measured(probe, kwargs)
+        if "graded_only" in reply:
+            raise CheckedWhenGraded(str(reply["graded_only"]))
         if "ok" in reply:
             return reply["ok"], memory
         if "error" in reply:

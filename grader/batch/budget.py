@@ -32,7 +32,6 @@ constants' comments.
 from __future__ import annotations
 
 import os
-import resource
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,6 +149,8 @@ class WorkerMemory:
     def _rlimit(self, pid: int) -> dict[str, Any]:
         if self.limit is None:
             return {"method": "none", "limit_bytes": None, "note": self.note}
+        import resource  # (here: the command line imports this module, on Windows too, for its defaults)
+
         soft = address_space(self.limit)
         try:  # the soft limit only: the worker's sandboxes set their own (higher) limits, which a hard one would forbid
             _, hard = resource.prlimit(pid, resource.RLIMIT_AS)

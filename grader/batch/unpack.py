@@ -167,7 +167,7 @@ def _read_directory(src: Path, notes: list[str], not_taken: dict[str, str]) -> t
     for module, key in chosen.items():
         path = src / key
         try:  # open without following a symlink swapped in since the walk
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))  # (Windows has none: `grader check` there)
         except OSError as exc:
             not_taken[key] = f"cannot be read ({exc.strerror})"
             continue

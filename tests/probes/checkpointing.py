@@ -339,35 +339,62 @@ class KitInterrupt(KeyboardInterrupt):
     """Raised instead of KitCrash when asked: Ctrl-C halfway through torch.save (not an Exception)."""
 
 
-def _target_path(f: Any) -> str | None:
+def _fd_path(fd: int, near: tuple[str, ...] = ()) -> str:
+    """The file descriptor `fd` names, as a real path: Linux's /proc/self/fd, macOS's F_GETPATH,
+    else (Windows, or a Linux without /proc) the file with the same identity (device, inode) in one
+    of the folders `near`, the temp dir or the working directory; "<fd N>" when none has it."""
+    try:
+        return os.path.realpath(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        pass
+    try:
+        import fcntl
+
+        return os.path.realpath(os.fsdecode(fcntl.fcntl(fd, fcntl.F_GETPATH, bytes(1024)).split(b"\0", 1)[0]))
+    except (ImportError, AttributeError, OSError):
+        pass
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return f"<fd {fd}>"
+    for folder in (*near, tempfile.gettempdir(), os.getcwd()):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            try:  # (os.stat: a directory listing's stat has no inode on Windows)
+                other = os.stat(os.path.join(folder, name), follow_symlinks=False)
+            except OSError:
+                continue
+            if other.st_ino and (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                return os.path.realpath(os.path.join(folder, name))
+    return f"<fd {fd}>"
+
+
+def _target_path(f: Any, near: tuple[str, ...] = ()) -> str | None:
     """The file a torch.save / rename target names, as an absolute real path (None: in memory)."""
     if isinstance(f, (str, os.PathLike)):
         return os.path.realpath(os.fspath(f))
     name = getattr(f, "name", None)
     if isinstance(name, int):  # os.fdopen(fd): the name is the descriptor
-        try:
-            return os.path.realpath(os.readlink(f"/proc/self/fd/{name}"))
-        except OSError:
-            return f"<fd {name}>"
+        return _fd_path(name, near)
     if isinstance(name, (str, bytes)):
         return os.path.realpath(os.fsdecode(name))
     return None
 
 
-def _synced_path(fd: Any) -> str | None:
+def _synced_path(fd: Any, near: tuple[str, ...] = ()) -> str | None:
     """The file an os.fsync / os.fdatasync argument (a descriptor or an object with fileno()) names."""
     if not isinstance(fd, int):
         try:
             fd = fd.fileno()
         except Exception:  # noqa: BLE001 - reported as unknown
             return None
-    try:
-        return os.path.realpath(os.readlink(f"/proc/self/fd/{fd}"))
-    except OSError:
-        return f"<fd {fd}>"
+    return _fd_path(fd, near)
 
 
-def _watch_saves(impl, record: dict[str, list], crash: list[bool]):
+def _watch_saves(impl, record: dict[str, list], crash: list[bool], near: tuple[str, ...] = ()):
     """Wrap torch.save, os.replace, os.rename, shutil.move, os.fsync and os.fdatasync: record the
     paths they are given (a sync as [path, how many renames came before it]); when crash[0] is
     true torch.save writes half the bytes and raises crash[1] (KitCrash unless told).  Returns undo()."""
@@ -375,7 +402,7 @@ def _watch_saves(impl, record: dict[str, list], crash: list[bool]):
             "fsync": os.fsync, "fdatasync": os.fdatasync}
 
     def save(obj, f, *args, **kwargs):
-        record["saved_to"].append(_target_path(f))
+        record["saved_to"].append(_target_path(f, near))
         if not crash[0]:
             return real["save"](obj, f, *args, **kwargs)
         buffer = io.BytesIO()
@@ -391,13 +418,13 @@ def _watch_saves(impl, record: dict[str, list], crash: list[bool]):
 
     def renamer(kind):
         def rename(src, dst, *args, **kwargs):
-            record["renames"].append([kind, _target_path(src), _target_path(dst)])
+            record["renames"].append([kind, _target_path(src, near), _target_path(dst, near)])
             return real[kind](src, dst, *args, **kwargs)
         return rename
 
     def syncer(kind):
         def sync(fd, *args, **kwargs):
-            record["syncs"].append([_synced_path(fd), len(record["renames"])])
+            record["syncs"].append([_synced_path(fd, near), len(record["renames"])])
             return real[kind](fd, *args, **kwargs)
         return sync
 
@@ -441,7 +468,7 @@ def interrupted_save(impl, seed, steps, via, interrupt=False):
         target: Any = {"pathlib": pathlib.Path(path), "bare": "checkpoint.pt"}.get(via, path)
         result: dict[str, Any] = {"folder": folder, "other_fs": other_fs_dir() is not None,
                                   "first": "saved", "second": "returned normally"}
-        undo = _watch_saves(impl, record, crash)
+        undo = _watch_saves(impl, record, crash, near=(folder,))
         try:
             if via == "bare":
                 os.chdir(folder)
