@@ -1,4 +1,9 @@
-"""Human-readable reports: the per-module table and one plain line per failed test."""
+"""Human-readable reports: the per-module table and a short list of what did not pass.
+
+`grader check` prints what a student needs to act on: one plain line per failed test (and per
+test not attempted in a module they have started), one line naming the modules not started yet,
+and one line per kind of pending test (e.g. the GPU tests, with how many and where).
+"""
 
 from __future__ import annotations
 
@@ -11,18 +16,20 @@ from rich.table import Table
 from grader.scoring import score, totals
 from grader.untrusted import shown_markup
 
+MARKS = {"failed": "[red]✗[/red]", "error": "[red]✗[/red]", "not_attempted": "[yellow]·[/yellow]",
+         "pending": "[blue]…[/blue]"}
+
 
 def _pts(x: float) -> str:
     return f"{x:g}"
 
 
 def render_check(records: list[dict[str, Any]], console: Console, *, title: str = "Your score") -> None:
-    """The per-module table (each column's unit in its header: points or tests), then one plain
-    line per test that did not pass."""
+    """The per-module table (each column's unit in its header: points or tests), then `check_lines`."""
     table_data = score(records)
     table = Table(title=title)
-    for col in ("module", "earned (points)", "possible (points)", "pending GPU (points)", "passed (tests)",
-                "failed (tests)", "not attempted (tests)", "pending GPU (tests)"):
+    for col in ("module", "earned (points)", "possible (points)", "pending (points)", "passed (tests)",
+                "failed (tests)", "not attempted (tests)", "pending (tests)"):
         table.add_column(col, justify="left" if col == "module" else "right")
     for s in table_data.values():
         c = s.counts
@@ -35,10 +42,50 @@ def render_check(records: list[dict[str, Any]], console: Console, *, title: str 
                   str(count["failed"] + count["error"]), str(count["not_attempted"]), str(count["pending"]),
                   style="bold")
     console.print(table)
-    lines = [r for r in records if r["status"] != "passed"]
-    for r in lines:
-        mark = {"failed": "[red]✗[/red]", "error": "[red]✗[/red]", "not_attempted": "[yellow]·[/yellow]",
-                "pending": "[blue]…[/blue]"}.get(r["status"], "?")
-        msg = r["message"].splitlines()[0] if r["message"] else r["status"]
-        console.print(f"{mark} {escape(r['module'])}: {escape(r['checked'])} — {shown_markup(msg)}", markup=True,
-                      highlight=False, soft_wrap=True)
+    for line in check_lines(records):
+        console.print(line, markup=True, highlight=False, soft_wrap=True)
+
+
+def _message(r: dict[str, Any]) -> str:
+    return r["message"].splitlines()[0] if r["message"] else r["status"]
+
+
+def check_lines(records: list[dict[str, Any]]) -> list[str]:
+    """What did not pass, as rich markup lines (student-controlled text through `shown_markup`):
+
+    * one line per failed test, and per test not attempted in a module that has other outcomes;
+    * one line for the modules where every test that ran is not attempted (not started yet), when
+      there are several modules (a single module's, `--module`, are listed one by one);
+    * pending tests grouped by why (one line per reason: "needs CUDA ...: 11 tests in data, fp8, ...");
+      a reason only one test has is shown on that test's line."""
+    modules: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        modules.setdefault(r["module"], []).append(r)
+    lines, untouched, untouched_tests = [], [], 0
+    for module, tests in modules.items():
+        ran = [r for r in tests if r["status"] != "pending"]
+        if len(modules) > 1 and ran and all(r["status"] == "not_attempted" for r in ran):
+            untouched.append(module)
+            untouched_tests += len(ran)
+            continue
+        for r in ran:
+            if r["status"] != "passed":
+                lines.append(f"{MARKS.get(r['status'], '?')} {escape(module)}: {escape(r['checked'])} — "
+                             f"{shown_markup(_message(r))}")
+    if untouched:
+        lines.append(f"{MARKS['not_attempted']} not attempted yet: {escape(', '.join(untouched))} "
+                     f"({untouched_tests} test{'s' * (untouched_tests != 1)})")
+    reasons: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        if r["status"] == "pending":
+            reasons.setdefault(_message(r), []).append(r)
+    for reason, tests in reasons.items():
+        if len(tests) == 1:
+            r = tests[0]
+            lines.append(f"{MARKS['pending']} {escape(r['module'])}: {escape(r['checked'])} — {shown_markup(reason)}")
+        else:
+            where = ", ".join(dict.fromkeys(r["module"] for r in tests))
+            lines.append(f"{MARKS['pending']} pending, {shown_markup(reason)}: {len(tests)} tests in {escape(where)}")
+    if untouched:
+        lines.append("`grader check --module MODULE` checks one module and lists each of its tests.")
+    return lines
