@@ -3,8 +3,11 @@
 Probes run next to the code under test and return *data only*.  Whatever backend runs them
 (in-process for `grader check`, a sandbox for grading), the reply is written in the kit's
 data-only format (`grader.wire`: no pickle, nothing but scalars, lists, tuples, dicts and dense
-tensors can be built from it), decoded on the trusted side under a size cap, then type-checked,
-so a probe result can never smuggle code or live objects into the test process.
+tensors can be built from it), decoded on the trusted side under caps per reply (bytes, values,
+tensors; strings cut) and a budget per submission (`DecodeBudget`), then type-checked, so a probe
+result can never smuggle code or live objects into the test process, nor make it work without
+bound.  A probe's reply must stay within the caps below: a new probe returning more (a large
+tensor as nested lists, thousands of tensors) fails its call on every submission.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 and `grader check` / `grader check --sandbox` / `grader grade` agreeing test by test.
 
 The adversarial suite (tests/adversarial/cases.py, and the batch-side cases of
-tests/adversarial/batch.py, budgets_static.py and budgets_worker.py) is graded as one batch, two jobs, with the
-`memory` module's tests only and short timeouts.  Every case must get exactly its expected score; the batch must
+tests/adversarial/batch.py, budgets_static.py, budgets_worker.py and budgets_data.py) is graded as one batch, two jobs,
+with the `memory` module's tests only and short timeouts (the checkpoint cases of budgets_data.py, which need the
+checkpointing tests, in a batch of their own).  Every case must get exactly its expected score; the batch must
 finish; no process may be left behind; no file may appear outside the sandbox; the network
 server must see no connection; every results.json must conform to the Gradescope format
 (checked here with a JSON Schema written from the specification, not with the grader's own
@@ -41,6 +42,7 @@ from grader.batch.results import CSV_FIELDS, Layout, validate_results
 from tests.adversarial.batch import BATCH_CASES, STATUS, Refused, relative_paths_batch
 from tests.adversarial.budgets_static import BUDGET_BATCH_CASES
 from tests.adversarial.budgets_worker import WORKER_CASES
+from tests.adversarial.budgets_data import CHECKPOINT_CASES, CHECKPOINT_MODULE, DATA_CASES
 from tests.adversarial.cases import CASES, Case, Ctx, Full, Rejected, Twin, Zero
 from tests.adversarial.isolation import ISOLATION_CASES, problems_after
 
@@ -224,7 +226,7 @@ def test_adversarial_suite(tmp_path: Path, listener: _Listener) -> None:
         d.mkdir()
     os.chmod(tmp_path, 0o755)
     ctx = Ctx(root=root, out=out, marker_dir=markers, port=listener.port)
-    cases = [c for c in [*CASES, *BATCH_CASES, *BUDGET_BATCH_CASES, *WORKER_CASES, *ISOLATION_CASES]
+    cases = [c for c in [*CASES, *BATCH_CASES, *BUDGET_BATCH_CASES, *WORKER_CASES, *DATA_CASES, *ISOLATION_CASES]
              if isolated or not getattr(c, "needs_isolation", False)]
     for case in cases:
         case.build(ctx)
@@ -321,6 +323,44 @@ def test_adversarial_suite(tmp_path: Path, listener: _Listener) -> None:
         problems.append("hidden tests must be after_published and never show their details")
     assert not problems, (f"{len(problems)} problems (batch took {elapsed:.0f} s, call timeout {timeout:.0f} s):\n"
                           + "\n".join(problems))
+
+
+def test_adversarial_checkpoints(tmp_path: Path) -> None:
+    """The checkpoint cases of tests/adversarial/budgets_data.py, graded with the checkpointing tests:
+    a file the trusted test loads that would expand there (deflated records, shared lists) scores
+    what its honest twin scores, and the batch goes on."""
+    root, out, markers = tmp_path / "submissions", tmp_path / "out", tmp_path / "markers"
+    for d in (root, markers):
+        d.mkdir()
+    os.chmod(tmp_path, 0o755)
+    ctx = Ctx(root=root, out=out, marker_dir=markers, port=0)
+    for case in CHECKPOINT_CASES:
+        case.build(ctx)
+    timeout = scaled_timeout(30.0)
+    result = grade([root], GradeOptions(out=out, jobs=2, modules=(CHECKPOINT_MODULE,), call_timeout=timeout,
+                                        import_timeout=timeout, memory_mb=2048, progress=False),
+                   Console(file=io.StringIO(), width=200))
+    layout, problems = Layout(out), []
+    statuses = {o.student: o.status for o in result.outcomes}
+    docs = {c.name: json.loads(layout.results(c.student).read_text()) for c in CHECKPOINT_CASES
+            if statuses.get(c.student) == "graded"}
+    problems += [f"{c.name}: not graded ({statuses.get(c.student)})" for c in CHECKPOINT_CASES if c.name not in docs]
+    for case in CHECKPOINT_CASES:
+        doc = docs.get(case.name)
+        if doc is None:
+            continue
+        got, full = doc["score"], doc["max_score"] - doc["extra_data"]["pending_points"]
+        twin = docs.get(getattr(case.expect, "name", ""), {}).get("score")
+        if isinstance(case.expect, Full) and got != full:
+            problems.append(f"{case.name} ({case.why}): expected full marks {full}, got {got}")
+        if isinstance(case.expect, Twin) and (not 0 < got < full if case.expect.name == case.name else got != twin):
+            problems.append(f"{case.name} ({case.why}): expected {case.expect.name}'s score, strictly between 0 and "
+                            f"{full} for a twin ({twin}), got {got}")
+        outputs = " ".join(t["output"] for t in doc["tests"] if t.get("status") == "failed")
+        if case.message and case.message not in outputs:
+            problems.append(f"{case.name}: feedback does not say {case.message!r}: {outputs[:300]}")
+        problems += [f"{case.name}: {p}" for p in (case.check(ctx, doc) if case.check else [])]
+    assert not problems, "\n".join(problems)
 
 
 def _only_test_outcomes(doc: dict) -> list[str]:

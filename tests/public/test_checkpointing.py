@@ -22,7 +22,7 @@ from grader import static
 from grader.contained import contained
 from grader.expect import assert_equal, assert_tensor, assert_type
 from grader.protocol import ErrorData
-from grader.student import NotAttempted, ProbeError
+from grader.student import NotAttempted, ProbeError, safe_repr
 from grader.reference import reference
 from tests.probes._checkpointing_train import uninterrupted as _uninterrupted
 
@@ -69,7 +69,7 @@ def _assert_draws(got: Any, want: dict[str, Any], what: str,
         same = torch.equal(g, w) if type(g) is torch.Tensor and g.shape == w.shape else g == w
         if not same:
             raise AssertionError(f"{what}: the next numbers from {label} differ from the uninterrupted run, {hint} "
-                                 f"(expected {w}, got {g})")
+                                 f"(expected {w}, got {g if type(g) is torch.Tensor else safe_repr(g)})")
 
 
 def _assert_state(got: Any, want: list[dict[str, torch.Tensor]], what: str) -> None:
@@ -146,7 +146,7 @@ def test_interrupted_save_keeps_previous_checkpoint(student, fresh_run):
     assert_type(run, dict, "the fresh-process run")
     if run.get("interrupted") is not True:
         raise AssertionError("the second save_checkpoint never reached torch.save, so it could not be interrupted "
-                             f"(write the file with torch.save); the fresh process reported: {run.get('child')}")
+                             f"(write the file with torch.save); the fresh process reported: {safe_repr(run.get('child'), 300)}")
     after = run.get("after_crash")
     assert_type(after, dict, "loading after the crash")
     if "error" in after:
@@ -211,7 +211,7 @@ def _check_interrupted_in_process(student, *, seed: int, steps: int, via: str, i
         raise AssertionError(f"{what}: torch.save raised {crash} halfway through a second save, but save_checkpoint "
                              "returned normally; remove the temporary file and re-raise the error")
     if got["files"] != ["checkpoint.pt"]:
-        raise AssertionError(f"{what}: after a save that failed halfway ({crash}) the folder holds {got['files']}, "
+        raise AssertionError(f"{what}: after a save that failed halfway ({crash}) the folder holds {safe_repr(got['files'], 300)}, "
                              "expected only ['checkpoint.pt'] (remove the temporary file when the save fails; "
                              "the checkpoint must stay)")
     after = got["after"]
@@ -346,7 +346,7 @@ def test_checkpoint_loads_with_weights_only(student):
         raise AssertionError(f"{what}: the code ran; load with torch.load(..., weights_only=True), which refuses "
                              "pickled objects")
     if got["raised"] is None:
-        raise AssertionError(f"{what}: it returned {got['returned']!r} instead of refusing the file (raising)")
+        raise AssertionError(f"{what}: it returned {safe_repr(got['returned'])} instead of refusing the file (raising)")
     # The gate: the program that loads must ask torch.load for weights_only=True, literally (a load
     # that runs the payload and then deletes its traces passes every check above).
     scope = student.scope("checkpointing", "load_checkpoint")
