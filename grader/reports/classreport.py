@@ -4,6 +4,14 @@
 those into HTML with jinja2 and inline SVG charts drawn by matplotlib.  Every number on the
 page is computed from the batch's own files, so it equals what grades.csv and the
 per-student results say (the kit's test checks that).
+
+The page opens on what an instructor acts on: the score distribution (a chart and its numbers),
+the timeouts, crashes and rejections, who changed score after a regrade, the late submissions
+(those with no known time first) and the students; then the per-module chart (each student's
+points as a share of the module's maximum, so modules of 6 and 30 points compare) and the
+tests, hardest first: the `HARDEST` hardest in view, the rest collapsed, and a filter box (a few
+lines of inline script that only hide rows; without script the page reads the same, the box
+stays hidden).
 """
 
 from __future__ import annotations
@@ -19,6 +27,9 @@ from typing import Any
 from grader import MODULES
 from grader.reports.page import environment, pyplot, svg, write_page
 from grader.batch.results import Layout
+
+#: Tests shown in view under "Tests, hardest first"; the others are collapsed below them.
+HARDEST = 20
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
@@ -120,7 +131,10 @@ def collect(folder: Path, compare: Path | None = None) -> ClassData:
         except (OSError, ValueError):
             incidents.append({"student": sid, "kind": "unreadable", "detail": f"{path.name} is not valid JSON"})
             continue
+        possible = row["possible"] = {}  # the module's maximum for this student: the points of its tests, less pending
         for rec in doc.get("records", []):
+            if rec.get("status") != "pending":
+                possible[rec.get("module", "")] = possible.get(rec.get("module", ""), 0.0) + float(rec.get("points", 0))
             t = tests.get(rec["id"])
             if t is None:
                 t = tests[rec["id"]] = TestStats(rec["id"], rec.get("module", ""), rec.get("name", rec["id"]),
@@ -172,15 +186,62 @@ def charts(data: ClassData) -> dict[str, str]:
     ax.set_xlabel("score (points, GPU points pending excluded)")
     ax.set_ylabel("submissions")
     out["scores"] = svg(fig)
-    modules = [m for m in MODULES if any(m in s["modules"] for s in graded)]
-    if modules:
-        fig, ax = plt.subplots(figsize=(7, 2.8))
-        per_module = [[s["modules"].get(m, 0.0) for s in graded] for m in modules]
-        ax.boxplot(per_module, tick_labels=modules) if graded else None
-        ax.set_ylabel("points")
-        ax.tick_params(axis="x", labelrotation=45)
+    shares = module_shares(data)
+    if shares:
+        # one horizontal box per module, each student's points as a share of that module's maximum: modules
+        # of different sizes compare, and the names read left of their box (never rotated or overlapping)
+        names = list(shares)[::-1]  # MODULES order from the top
+        fig, ax = plt.subplots(figsize=(7.5, 0.8 + 0.34 * len(names)))
+        import matplotlib
+
+        horizontal = {"orientation": "horizontal"} if tuple(map(int, matplotlib.__version__.split(".")[:2])) >= (3, 10) \
+            else {"vert": False}  # (vert is deprecated from 3.11; orientation is new in 3.10)
+        ax.boxplot([shares[m]["values"] for m in names], **horizontal, widths=0.6, showmeans=True,
+                   meanprops={"marker": "D", "markerfacecolor": "#dd8452", "markeredgecolor": "#dd8452",
+                              "markersize": 4})
+        ax.set_yticks(range(1, len(names) + 1), [f"{m} (of {shares[m]['max']:g})" for m in names])
+        ax.set_xlim(-3, 103)
+        ax.set_xlabel("points earned, % of the module's maximum (box: middle half of the class, | median, \u25c6 mean)")
+        ax.grid(axis="x", alpha=0.3)
         out["modules"] = svg(fig)
     return out
+
+
+def module_shares(data: ClassData) -> dict[str, dict[str, Any]]:
+    """module -> {"values": each graded student's points as % of their maximum in it, "max": the
+    largest maximum}, in MODULES order; pending GPU points are in no maximum (neither given nor lost)."""
+    out: dict[str, dict[str, Any]] = {}
+    for m in MODULES:
+        values, top = [], 0.0
+        for s in data.graded:
+            possible = (s.get("possible") or {}).get(m, 0.0)
+            if possible > 0 and m in s["modules"]:
+                values.append(100.0 * s["modules"][m] / possible)
+                top = max(top, possible)
+        if values:
+            out[m] = {"values": values, "max": top}
+    return out
+
+
+def score_stats(data: ClassData) -> list[tuple[str, str]]:
+    """The score distribution in numbers, next to its chart: (what, value) rows."""
+    scores = sorted(s["score"] for s in data.graded)
+    if not scores:
+        return [("graded", "0")]
+    rows = [("graded", f"{len(scores)} of {len(data.students)}"), ("lowest", f"{scores[0]:g}"),
+            ("25th percentile", f"{_quantile(scores, 0.25):g}"), ("median", f"{_median(scores):g}"),
+            ("mean", f"{sum(scores) / len(scores):.2f}"), ("75th percentile", f"{_quantile(scores, 0.75):g}"),
+            ("highest", f"{scores[-1]:g}"),
+            ("full marks", f"{sum(1 for s in data.graded if s['score'] >= s['max_score'] - s['pending'] > 0)}")]
+    return rows
+
+
+def _quantile(values: list[float], q: float) -> float:
+    """The `q` quantile of sorted `values`, linear between ranks (numpy's default)."""
+    at = (len(values) - 1) * q
+    low = int(at)
+    high = min(low + 1, len(values) - 1)
+    return round(values[low] + (values[high] - values[low]) * (at - low), 2)
 
 
 # -- HTML -------------------------------------------------------------------------------------
@@ -200,8 +261,11 @@ def render(data: ClassData) -> str:
         "pending": max([s["pending"] for s in graded] or [0.0]),
     }
     summary["late"] = any(s["late"] for s in data.students)  # graded with a late policy: its columns are shown
-    return env.get_template("report.html.j2").render(data=data, summary=summary, charts=charts(data),
-                                                      pending_tests=[t for t in data.tests if t.counts["pending"]])
+    late = [s for s in data.students if s["late"] and not s["late"].startswith("on time")]  # penalised or unknown
+    return env.get_template("report.html.j2").render(
+        data=data, summary=summary, charts=charts(data), stats=score_stats(data), late=late,
+        hardest=data.tests[:HARDEST], others=data.tests[HARDEST:],
+        pending_tests=[t for t in data.tests if t.counts["pending"]])
 
 
 def _median(values: list[float]) -> float:

@@ -1,8 +1,11 @@
 """The student's feedback page: `DIR/students/<id>/feedback.html`, `grader check --html FILE`.
 
 One self-contained HTML page drawn from one results.json (what the student may see, and nothing
-else): the score, then per module what passed and what failed in plain words (the trusted
-tests' messages), and for the tests that attached pictures' data (`grader.figures`: optimizer
+else).  Its first screen answers "how did I do, and what do I fix": the score line (with a late
+penalty, raw, penalty and final together: ``162 / 181 raw, −32.4 late (2 started days late,
+10%/day) = 129.6 / 181 points``), then what failed, per module, each failed test a link to its
+entry further down ("Nothing failed." when so).  Then per module what passed and what failed in
+plain words (the trusted tests' messages), and for the tests that attached pictures' data (`grader.figures`: optimizer
 trajectories against torch.optim, `get_batch`'s start positions against the uniform
 expectation, FLOP counts against torch's counter) a chart drawn here with matplotlib.  Hidden
 tests show their name and outcome only, as in results.json: no message and no picture, even if
@@ -151,17 +154,63 @@ def _test_view(test: dict[str, Any], charts: str = "failed") -> dict[str, Any]:
     return view
 
 
+def _num(value: Any) -> float:
+    return float(value) if type(value) in (int, float) else 0.0
+
+
+def score_line(doc: dict[str, Any]) -> str:
+    """The score in one line: ``120 / 181 points``; with a late penalty, raw, penalty and final
+    together (``162 / 181 raw, −32.4 late (3 started days late, 10%/day, capped at 20%) = 129.6 / 181
+    points``); an on-time submission says so (and its extension); pending GPU points are named."""
+    extra = doc.get("extra_data") if isinstance(doc.get("extra_data"), dict) else {}
+    late = extra.get("late") if isinstance(extra.get("late"), dict) else None
+    top, score = _num(doc.get("max_score")), _num(doc.get("score"))
+    pending = _num(extra.get("pending_points"))
+    tail = f" ({pending:g} points of GPU tests pending: graded on the GPU runner)" if pending else ""
+    if late is None:
+        return f"{score:g} / {top:g} points{tail}"
+    from grader.batch.late import on_time_word
+
+    status, percent = late.get("status"), _num(late.get("percent"))
+    if status == "on_time":
+        return f"{score:g} / {top:g} points, {on_time_word(late)}{tail}"
+    if not _num(late.get("penalty_points")) and status != "late":
+        return f"{score:g} / {top:g} points (no submission time known: no late penalty){tail}"
+    if status == "late":
+        units, unit, rate, cap = int(_num(late.get("units_late"))), str(late.get("unit", "day")), \
+            _num(late.get("rate_percent")), _num(late.get("cap_percent")) or 100.0
+        why = f"{units} started {unit}{'s' if units != 1 else ''} late, {rate:g}%/{unit}"
+        why += f", capped at {cap:g}%" if rate * units > cap else f": {percent:g}%" if units > 1 else ""
+        if late.get("extension"):
+            why += f", from your extension to {late.get('deadline')}"
+    else:
+        why = f"no submission time known: the cap, {percent:g}%"
+    return (f"{_num(late.get('raw_score')):g} / {top:g} raw, \u2212{_num(late.get('penalty_points')):g} late "
+            f"({why}) = {_num(late.get('final_score', score)):g} / {top:g} points{tail}")
+
+
+def _shown_summary(summary: str, line: str) -> str:
+    """results.json's summary with its "Score:" line (the raw score) replaced by `line`."""
+    lines = summary.split("\n")
+    at = next((i for i, x in enumerate(lines) if x.startswith("Score:")), None)
+    if at is not None:
+        lines[at] = "Score: " + line
+    return "\n".join(lines)
+
+
 def page_data(doc: dict[str, Any], charts: str = "failed") -> dict[str, Any]:
-    """What the template shows, from a results.json (the tests grouped by module, in MODULES order)."""
+    """What the template shows, from a results.json (the tests grouped by module, in MODULES order;
+    each test with an anchor, ``test-N``, that the summary of what failed links to)."""
     extra = doc.get("extra_data") if isinstance(doc.get("extra_data"), dict) else {}
     modules: dict[str, dict[str, Any]] = {}
     points = extra.get("modules") if isinstance(extra.get("modules"), dict) else {}
-    for test in doc.get("tests") or []:
+    for n, test in enumerate(doc.get("tests") or []):
         if not isinstance(test, dict):
             continue
         module = str((test.get("extra_data") or {}).get("module") or (test.get("tags") or ["?"])[0])
-        entry = modules.setdefault(module, {"name": module, "tests": [], **points.get(module, {})})
-        entry["tests"].append(_test_view(test, charts))
+        entry = modules.setdefault(module, {"name": module, "anchor": f"module-{len(modules) + 1}", "tests": [],
+                                            **points.get(module, {})})
+        entry["tests"].append({**_test_view(test, charts), "anchor": f"test-{n + 1}"})
     order = {m: i for i, m in enumerate(MODULES)}
     ordered = sorted(modules.values(), key=lambda m: (order.get(m["name"], 99), m["name"]))
     first = {"failed": 0, "error": 0, "not_attempted": 1, "passed": 2}  # what to fix first, pending last
@@ -171,10 +220,12 @@ def page_data(doc: dict[str, Any], charts: str = "failed") -> dict[str, Any]:
         m["failed"] = sum(t["result"] in ("failed", "error") for t in m["tests"])
         m["not_attempted"] = sum(t["result"] == "not_attempted" for t in m["tests"])
         m["pending_tests"] = sum(t["result"] == "pending" for t in m["tests"])
+    line = score_line(doc)
     return {"student": str(extra.get("student", "")), "kit_version": str(extra.get("kit_version", "")),
             "status": str(extra.get("status", "graded")), "score": float(doc.get("score", 0)),
             "max_score": float(doc.get("max_score", 0)), "pending": float(extra.get("pending_points", 0) or 0),
-            "summary": str(doc.get("output", "")), "modules": ordered,
+            "score_line": line, "summary": _shown_summary(str(doc.get("output", "")), line), "modules": ordered,
+            "to_fix": [m for m in ordered if m["failed"] or m["not_attempted"]],
             "sandbox": extra.get("sandbox") if isinstance(extra.get("sandbox"), dict) else {}, "charts": charts}
 
 

@@ -1,9 +1,10 @@
 """What every HTML page of the kit shares: the jinja2 environment, matplotlib set up for inline
 SVG, and the atomic write.
 
-Pages are self-contained (inline SVG and CSS, no script, nothing fetched).  Templates are
-autoescaped: text that came from a results folder (messages quote student exceptions) is
-never markup.  Only SVG drawn here by matplotlib is inserted as is (`|safe`); matplotlib
+Pages are self-contained (inline SVG and CSS, nothing fetched; no script, except the class
+report's filter box: a few fixed lines of inline script that only hide rows of a table, and the
+page reads the same without them).  Templates are autoescaped: text that came from a results
+folder (messages quote student exceptions) is never markup.  Only SVG drawn here by matplotlib is inserted as is (`|safe`); matplotlib
 escapes the text it writes into it, and mathtext is off, so a `$` in a label stays a `$`.
 """
 

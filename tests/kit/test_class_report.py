@@ -9,15 +9,17 @@ console error, pull nothing from the network, and the screenshot must not be bla
 from __future__ import annotations
 
 import html.parser
+import re
 from pathlib import Path
 
 import pytest
 
 from grader import kit_version
 from grader.cli import main as cli
-from grader.reports.classreport import collect, mask_numbers, write_report
+from grader.reports import classreport
+from grader.reports.classreport import collect, mask_numbers, module_shares, write_report
 from grader.batch.results import Layout, build_results, grade_row, grades_csv, write_json
-from tests.kit.browser import open_page
+from tests.kit.browser import FIRST_SCREEN, open_page, tops
 
 pytestmark = pytest.mark.kit
 
@@ -97,10 +99,9 @@ def test_report_numbers_equal_the_batch(tmp_path: Path) -> None:
     assert grouped == {"storage_bytes of a (#, #) view: expected #, got #": 2}
     kinds = {(i["student"], i["kind"]) for i in data.incidents}
     assert ("carol", "timeouts") in kinds and ("zed", "rejected") in kinds
-    import re
-
     fetched = re.findall(r"""(?:src|href)\s*=\s*["']?(?:https?:|//)|url\(\s*["']?https?:|@import""", page)
-    assert not fetched and "<script" not in page, f"the page must load nothing from the network: {fetched}"
+    assert not fetched, f"the page must load nothing from the network: {fetched}"
+    assert page.count("<script") == 1 and "<script>\n/* Only filters the rows" in page  # the filter box's, inline
 
 
 def test_report_compare_lists_changed_scores(tmp_path: Path) -> None:
@@ -120,6 +121,43 @@ def test_report_rejects_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert mask_numbers("expected 1.5e-3, got -2") == "expected #, got #"
 
 
+def _order(page: str, *ids: str) -> list[int]:
+    return [page.index(f'id="{i}"') for i in ids]
+
+
+def test_report_opens_on_the_summary_tables_and_collapses_the_long_list(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Distribution, incidents, late, students first; then the per-module chart; then the tests, the
+    hardest in view and the rest in a <details> (two here: the class has four tests)."""
+    write_batch(tmp_path / "R", CLASS)
+    monkeypatch.setattr(classreport, "HARDEST", 2)
+    out = tmp_path / "report.html"
+    data = write_report(tmp_path / "R", out)
+    page = out.read_text()
+    order = _order(page, "summary", "chart-scores", "score-stats", "incidents", "students", "chart-modules", "tests",
+                   "tests-more", "tests-rest")
+    assert order == sorted(order), order
+    stats = dict(re.findall(r"<tr><th>([^<]+)</th><td class=\"num\">([^<]+)</td></tr>", page))
+    assert stats["graded"] == "3 of 4" and stats["median"] == "1" and stats["highest"] == "6"  # 6, 1, 0
+    hardest, rest = page.split('id="tests-more"')
+    assert [t.id for t in data.tests[:2]] == re.findall(r'<tr data-test="([^"]+)"', hardest)
+    assert [t.id for t in data.tests[2:]] == re.findall(r'<tr data-test="([^"]+)"', rest)
+    assert '<p id="test-filter" hidden>' in page  # shown by the script only: without it, no dead box
+
+
+def test_per_module_chart_is_a_share_of_each_module_maximum(tmp_path: Path) -> None:
+    """memory has 3 points (2 + 1), views 3 (hidden), flops only a pending GPU test: no maximum, no box."""
+    write_batch(tmp_path / "R", CLASS)
+    shares = module_shares(collect(tmp_path / "R"))
+    assert list(shares) == ["memory", "views"]  # MODULES order; flops' 2 points are pending for everyone
+    assert shares["memory"]["values"] == pytest.approx([100.0, 100 / 3, 0.0]) and shares["memory"]["max"] == 3
+    assert shares["views"]["values"] == pytest.approx([100.0, 0.0, 0.0])
+    out = tmp_path / "report.html"
+    write_report(tmp_path / "R", out)
+    chart = out.read_text().split('id="chart-modules"')[1].split("</figure>")[0]
+    assert "memory (of 3)" in chart and "views (of 3)" in chart and "% of the module" in chart
+
+
 def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     write_batch(tmp_path / "R", CLASS)
     out = tmp_path / "report.html"
@@ -127,3 +165,11 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     page = open_page(out, tmp_path)
     assert not page.console_errors, page.console_errors
     assert page.dom.count("<svg") >= 2 and 'id="tests"' in page.dom, "the charts or the test table did not render"
+    assert '<p id="test-filter">' in page.dom  # the script ran: the filter box is shown
+    # the first screen (1200 x 900) holds the summary tables; the long list of tests comes after them
+    screen = open_page(out, tmp_path, height=FIRST_SCREEN)
+    assert not screen.console_errors, screen.console_errors
+    at = tops(out, tmp_path, ["#summary", "#score-stats", "#incidents", "#students-section", "#tests-section"])
+    assert all(v is not None for v in at.values()), at
+    assert max(at["#summary"], at["#score-stats"], at["#incidents"], at["#students-section"]) < FIRST_SCREEN - 50, at
+    assert at["#tests-section"] > at["#students-section"], at

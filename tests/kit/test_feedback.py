@@ -14,6 +14,8 @@ from __future__ import annotations
 import html
 import html.parser
 import json
+import re
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -21,9 +23,10 @@ import pytest
 from grader import KIT_ROOT, kit_version
 from grader.cli import main as cli
 from grader.mutants import build_target, load_mutants
-from grader.reports.feedback import feedback_path, render, write_pages
+from grader.reports.feedback import feedback_path, render, write_feedback, write_pages
+from grader.batch.late import LatePolicy, apply, assess, csv_cells
 from grader.batch.results import Layout, build_results, write_json
-from tests.kit.browser import open_page
+from tests.kit.browser import FIRST_SCREEN, open_page, tops
 
 pytestmark = pytest.mark.kit
 
@@ -141,6 +144,82 @@ def test_feedback_renders_in_headless_chromium(mutant_page: tuple[Path, dict], t
     assert not page.console_errors, page.console_errors
     assert page.dom.count("<svg") >= 8 and 'data-result="failed"' in page.dom
     assert "<script" not in page.dom  # the hostile message stayed text in the live DOM too
+    # the page of a late student (a batch's page): the score line (raw, penalty, final) and what failed, with
+    # its links, are on the first screen (1200 x 900), before the first test of the first module
+    doc = build_results(mutant_page[1]["tests"], student="late", kit_version=kit_version(), sandbox={}, submission={})
+    apply(doc, assess(POLICY, "late", DEADLINE + timedelta(days=2, hours=3), "times.csv"))
+    late = tmp_path / "feedback-late.html"
+    write_feedback(doc, late)
+    screen = open_page(late, tmp_path, height=FIRST_SCREEN)
+    assert not screen.console_errors, screen.console_errors
+    at = tops(late, tmp_path, ["#score", "#to-fix", "#to-fix a.failed-link", "li.test"])
+    assert all(v is not None for v in at.values()), at
+    assert max(at["#score"], at["#to-fix"], at["#to-fix a.failed-link"]) < FIRST_SCREEN - 50, at
+    assert at["li.test"] > at["#to-fix"], at
+    assert "raw, \u2212" in screen.dom and "late (3 started days late, 10%/day: 30%) = " in screen.dom
+
+
+DEADLINE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)
+POLICY = LatePolicy(deadline=DEADLINE, rate=10, unit="day", cap=50, extensions={"ext": DEADLINE + timedelta(days=2)})
+
+
+def _to_fix(page: str) -> tuple[str, list[str], set[str]]:
+    """The summary of what failed: its text, the anchors its test links point to, and the ids of the
+    page's failed tests (data-result failed or error)."""
+    section = page.split('id="to-fix"', 1)[1].split("</section>", 1)[0]
+    links = re.findall(r'class="failed-link" href="#([^"]+)"', section)
+    failed = set(re.findall(r'<li class="test (?:failed|error)" id="([^"]+)"', page))
+    return section, links, failed
+
+
+def test_the_page_opens_on_what_failed_with_links(mutant_page: tuple[Path, dict], tmp_path: Path) -> None:
+    text = mutant_page[0].read_text()
+    section, links, failed = _to_fix(text)
+    assert failed and sorted(links) == sorted(failed)  # every failed test, linked to its entry, and nothing else
+    assert text.index('id="to-fix"') < text.index('<li class="test')  # before the first test of the page
+    assert "What failed" in section and "<strong>optimizers</strong>" in section
+    adamw = re.search(r'<li class="test failed" id="([^"]+)" data-test="[^"]*::test_adamw_matches_torch"', text)
+    assert adamw and adamw.group(1) in links
+    solutions = tmp_path / "solutions.html"
+    assert cli(["check", str(KIT_ROOT / "solutions"), "--module", "memory", "--html", str(solutions)]) == 0
+    section, links, failed = _to_fix(solutions.read_text())
+    assert "Nothing failed." in section and not links and not failed
+
+
+def _late_doc(student: str, submitted: datetime) -> dict:
+    records = [{"id": f"tests/public/test_memory.py::test_{i}", "module": "memory", "name": f"test_{i}",
+                "points": 2, "hidden": False, "gpu": False, "checked": f"check {i}",
+                "status": "failed" if i == 0 else "passed", "message": "expected 1, got 2"} for i in range(6)]
+    return apply(build_results(records, student=student, kit_version=kit_version(), sandbox={}, submission={}),
+                 assess(POLICY, student, submitted, "times.csv"))
+
+
+def _score_and_summary(doc: dict) -> tuple[str, str]:
+    page = render(doc)
+    score = html.unescape(re.search(r'<p class="score" id="score">(.*?)</p>', page, re.S).group(1))
+    summary = html.unescape(re.search(r'<pre id="summary">(.*?)</pre>', page, re.S).group(1))
+    return " ".join(score.split()), summary.splitlines()[0]
+
+
+def test_the_score_line_shows_raw_penalty_and_final_together() -> None:
+    """10 of 12 points earned, 3 started days late at 10%/day (cap 50%): 10 - 3 = 7; 9 days: the cap."""
+    score, summary = _score_and_summary(_late_doc("late", DEADLINE + timedelta(days=2, hours=3)))
+    line = "10 / 12 raw, \u22123 late (3 started days late, 10%/day: 30%) = 7 / 12 points"
+    assert score == f"Score: {line}."
+    assert summary == f"Score: {line}"  # the collapsed summary opens on the same line, not the raw score alone
+    score, _ = _score_and_summary(_late_doc("late", DEADLINE + timedelta(days=8, hours=1)))
+    assert score == "Score: 10 / 12 raw, \u22125 late (9 started days late, 10%/day, capped at 50%) = 5 / 12 points."
+    score, _ = _score_and_summary(_late_doc("late", DEADLINE - timedelta(hours=1)))
+    assert score == "Score: 10 / 12 points, on time."
+
+
+def test_an_extension_shows_in_the_page_the_summary_and_grades_csv() -> None:
+    doc = _late_doc("ext", DEADLINE + timedelta(days=1))  # late for the class, on time for their extension
+    word = "on time (extension to 2026-12-03T23:59:00+00:00)"
+    score, _ = _score_and_summary(doc)
+    assert score == f"Score: 10 / 12 points, {word}."
+    assert csv_cells(doc)["late"] == word
+    assert f"Late policy: submitted 2026-12-02T23:59:00+00:00, {word}." in doc["output"].splitlines()
 
 
 def test_write_pages_reports_a_broken_page_and_writes_the_rest(tmp_path: Path) -> None:
