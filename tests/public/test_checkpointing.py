@@ -233,9 +233,9 @@ def _check_interrupted_in_process(student, *, seed: int, steps: int, via: str, i
 # child (grader.contained: RLIMIT_AS, a time limit, the result back in the wire format), which
 # sends back only the tensors that could be a parameter or a moment.
 
-#: Address space the child may add for loading (a checkpoint of the kit's model needs a few KB),
-#: and its time.
-LOAD_MEMORY, LOAD_SECONDS = 1 << 30, 60.0
+#: Address space the child may add for loading (a checkpoint of the kit's model needs a few KB and
+#: loads in a tenth of a second), and its time: what the trusted worker may wait for, per submission.
+LOAD_MEMORY, LOAD_SECONDS = 512 << 20, 20.0
 #: Objects the walk of the loaded checkpoint visits (each once): a pickle needs a byte or more per
 #: object it makes, so no file that crosses the probe boundary (grader.protocol.MAX_REPLY_BYTES)
 #: reaches this; it stops a walk all the same if one ever did.
