@@ -36,8 +36,11 @@ MAX_NODES = 50_000
 #: Tensors in one reply (about 50 us each to build on the trusted side): 15x the largest.
 MAX_TENSORS = 2_000
 MAX_DEPTH = 64
-MAX_ELEMENTS = 1 << 28  # tensor elements in one reply, all tensors together
-MAX_TENSOR_BYTES = 1 << 30  # their bytes as tensors (an expanded view of a few bytes can describe gigabytes)
+#: Tensor elements in one reply, all tensors together, and their bytes as tensors: an expanded view
+#: of a few bytes can describe gigabytes, which a test comparing it (in float64) would make real.
+#: The largest reply holds 65,536 (256 KB): 256x and 512x that.
+MAX_ELEMENTS = 1 << 24
+MAX_TENSOR_BYTES = 1 << 27
 #: Characters kept of each string of a reply (`grader.wire.cut`, at the decoder): 4x the largest.
 MAX_STRING = 4096
 #: The reply's envelope around the probe's value ({"seq", "reply": {"ok": ...}, "children"}).

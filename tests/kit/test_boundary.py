@@ -239,6 +239,8 @@ def test_a_reply_past_the_value_cap_is_refused_at_the_cap_not_walked():
         check_data(_shared_list(2 * protocol.MAX_NODES))
     with pytest.raises(BoundaryError, match="tensors"):
         check_data([torch.zeros(1)] * (protocol.MAX_TENSORS + 1))
+    with pytest.raises(BoundaryError, match="elements"):  # 4 bytes that describe 16M values
+        decode(encode(torch.zeros(1).expand(protocol.MAX_ELEMENTS + 1)))
 
 
 def test_decode_budget_per_module_and_per_submission():
