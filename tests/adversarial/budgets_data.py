@@ -39,8 +39,9 @@ from tests.adversarial.budgets_worker import within_budgets
 from tests.adversarial.cases import FULL, ZERO, Ctx, Expect, Twin, folder, redefine, solution_text, stub_text, with_code
 
 #: What one student's files may weigh after any of these cases (the honest twins: about 12 KB of
-#: results.json and 30 KB of instructor.json for the memory module).
-RESULTS_BYTES, INSTRUCTOR_BYTES = 200_000, 400_000
+#: results.json and 30 KB of instructor.json for the memory module), and all of them together
+#: (feedback.html, sandbox.log and the test log included; one student once had 20 MiB).
+RESULTS_BYTES, INSTRUCTOR_BYTES, STUDENT_BYTES = 200_000, 400_000, 1_000_000
 
 
 class AtMost(Expect):
@@ -52,13 +53,18 @@ class AtMost(Expect):
 
 
 def small_files(ctx: Ctx, doc: dict) -> list[str]:
-    """results.json and instructor.json stay small, and no test's output passes the message cap."""
+    """results.json, instructor.json and all of the student's files stay small, and no test's output
+    passes the message cap."""
     layout = Layout(ctx.out)
     student = doc["extra_data"]["student"]
     problems = []
     for path, bound in ((layout.results(student), RESULTS_BYTES), (layout.instructor(student), INSTRUCTOR_BYTES)):
         if path.stat().st_size > bound:
             problems.append(f"{path.name} is {path.stat().st_size} bytes (bound {bound})")
+    files = [p for d in (layout.results(student).parent, layout.instructor(student).parent) for p in d.rglob("*")
+             if p.is_file()]
+    if sum(p.stat().st_size for p in files) > STUDENT_BYTES:
+        problems.append(f"the student's files weigh {sum(p.stat().st_size for p in files)} bytes (bound {STUDENT_BYTES})")
     long = [t["name"][:80] for t in doc["tests"] if len(t.get("output", "")) > MESSAGE_LIMIT + 200]
     if long:
         problems.append(f"test outputs longer than the cap: {long}")
