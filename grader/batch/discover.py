@@ -25,6 +25,15 @@ from grader.batch.unpack import MAX_MODULE_BYTES, RejectedSubmission, dir_candid
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 
+#: What a command that found no submission says it expected (README: "What a submissions folder
+#: looks like").
+SUBMISSIONS_LAYOUT = """\
+expected a folder of submissions, one folder or archive per student (the student id is its name), e.g.
+  submissions/alice/assignment/memory.py   a folder: module files in assignment/ or at its top
+  submissions/bob.zip                      a .zip, .tar.gz or .tgz holding the same
+  submissions/carol/memory.py
+or one student's folder or archive itself: grader grade submissions/alice --out results/"""
+
 
 @dataclass(frozen=True)
 class Source:

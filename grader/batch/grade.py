@@ -52,7 +52,7 @@ from typing import Any, Callable
 
 from grader import KIT_ROOT, MODULES, kit_version
 from grader.batch import budget
-from grader.batch.discover import Discovery, Source, discover, fingerprint
+from grader.batch.discover import SUBMISSIONS_LAYOUT, Discovery, Source, discover, fingerprint
 from grader.batch.results import Layout, batch_rows, grades_csv, load_results, render_summary, write_atomic
 from grader.batch.suite import suite_digest
 from grader.untrusted import shown, shown_markup
@@ -372,9 +372,10 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
                          "use a new folder")
     found = discover(paths, exclude=[out])
     if found.errors:
-        raise UsageError("nothing graded, nothing written:\n  " + "\n  ".join(shown(e) for e in found.errors))
+        raise UsageError("nothing graded, nothing written:\n  " + "\n  ".join(shown(e) for e in found.errors)
+                         + "\n" + SUBMISSIONS_LAYOUT)
     if not found.sources and not found.refused:
-        raise UsageError("no submissions found in " + ", ".join(shown(p) for p in paths))
+        raise UsageError("no submissions found in " + ", ".join(shown(p) for p in paths) + "\n" + SUBMISSIONS_LAYOUT)
     if select is not None:  # `--shard K/N` (grader.cluster.shard): this machine's share of the class
         found = select(found)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,145 @@
+"""The docs say what the kit is and does (issue 25): module counts and names, the README's commands.
+
+* every doc (README, handout, docs/*.md; CHANGELOG is history and may name old counts) that says
+  "N modules" (digits or words) says `len(grader.MODULES)`, and every list of the modules (the
+  handout's numbered sections, a table with a row per module, an inline list) names exactly
+  `grader.MODULES`; a path to a module's file in the docs exists;
+* the README's two commands take torch from PyTorch's CPU wheel index, and `.ci/run` runs the
+  README's test command but for that index (CI reaches only a mirror that holds the CPU build);
+* the README shows what a submissions folder looks like, and `grader grade` on a folder that does
+  not exist prints that example (exit 2, nothing written); the student README shows
+  `grader check --module`.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader import KIT_ROOT, MODULES
+from grader.batch.discover import SUBMISSIONS_LAYOUT
+
+pytestmark = pytest.mark.kit
+
+DOCS = [KIT_ROOT / "README.md", KIT_ROOT / "handout.md", *sorted((KIT_ROOT / "docs").glob("*.md"))]
+WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+         "sixteen seventeen eighteen nineteen twenty").split()
+TORCH_INDEX = "--index-url https://download.pytorch.org/whl/cpu"
+
+
+def _number(word: str) -> int:
+    return int(word) if word.isdigit() else WORDS.index(word.lower())
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def test_the_docs_checked_are_there() -> None:
+    names = {p.name for p in DOCS}
+    assert {"README.md", "handout.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "STUDENT_README.md"} <= names
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_module_count_is_the_number_of_modules(doc: Path) -> None:
+    """"N modules" counts the assignment's modules; "three modules' worth" (a possessive) is not a count."""
+    pattern = re.compile(rf"\b({'|'.join(WORDS)}|\d+)[ -](?:graded |assignment )?modules\b(?!')", re.IGNORECASE)
+    wrong = [f"{doc.name}:{_text(doc)[:m.start()].count(chr(10)) + 1}: {m.group(0)!r}"
+             for m in pattern.finditer(_text(doc)) if _number(m.group(1)) != len(MODULES)]
+    assert not wrong, f"the assignment has {len(MODULES)} modules: " + "; ".join(wrong)
+
+
+def test_a_wrong_count_would_be_found(tmp_path: Path) -> None:
+    """(The check above can fail: a doc saying "ten modules" or "10 modules" is caught.)"""
+    for text in ("all ten modules are graded", "the 10 modules", "Ten graded modules"):
+        (tmp_path / "x.md").write_text(text)
+        with pytest.raises(AssertionError, match="the assignment has"):
+            test_every_module_count_is_the_number_of_modules(tmp_path / "x.md")
+
+
+def test_the_handout_has_a_numbered_section_per_module_in_order() -> None:
+    sections = re.findall(r"^## (\d+)\. `([a-z_0-9]+)`", _text(KIT_ROOT / "handout.md"), re.MULTILINE)
+    assert [int(n) for n, _ in sections] == list(range(1, len(MODULES) + 1))
+    assert tuple(name for _, name in sections) == MODULES
+
+
+def _module_like(name: str) -> bool:
+    return bool(re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)+|[a-z]+[0-9]*", name))
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_list_of_modules_names_exactly_the_modules(doc: Path) -> None:
+    """A table whose first column holds three or more module names, or a comma-separated list of
+    three or more backticked module names, lists every module and nothing else."""
+    text, problems = _text(doc), []
+    for table in re.findall(r"(?:^\|.*\|[ \t]*\n)+", text, re.MULTILINE):
+        first = [row.split("|")[1].strip().strip("`*") for row in table.splitlines()]
+        named = [c for c in first if c in MODULES]
+        if len(named) >= 3:
+            extra = [c for c in first[2:] if c not in MODULES and _module_like(c) and c not in ("total", "all")]
+            if sorted(named) != sorted(MODULES) or extra:
+                problems.append(f"table with {named + extra}")
+    for run in re.findall(r"`[a-z_0-9]+`(?:,\s*(?:and\s+)?`[a-z_0-9]+`){2,}", text):
+        names = re.findall(r"`([a-z_0-9]+)`", run)
+        if sum(n in MODULES for n in names) >= 3 and set(names) <= set(MODULES) and set(names) != set(MODULES):
+            problems.append(f"list {names}")
+    assert not problems, f"{doc.name}: a list of modules that is not {MODULES}: {problems}"
+
+
+def test_a_wrong_list_would_be_found(tmp_path: Path) -> None:
+    """(The check above can fail: a module left out of a table or a list, or one that is not there.)"""
+    rows = "| module | points |\n| --- | --- |\n"
+    for text in (rows + "".join(f"| `{m}` | 1 |\n" for m in MODULES[:-1]) + "| total | 5 |\n",
+                 rows + "".join(f"| {m} | 1 |\n" for m in MODULES) + "| attention | 1 |\n",
+                 "the modules `memory`, `views`, `flops` and the rest"):
+        (tmp_path / "x.md").write_text(text)
+        with pytest.raises(AssertionError, match="a list of modules that is not"):
+            test_every_list_of_modules_names_exactly_the_modules(tmp_path / "x.md")
+    (tmp_path / "x.md").write_text(rows + "".join(f"| {m} | 1 |\n" for m in MODULES) + "| total | 1 |\n")
+    test_every_list_of_modules_names_exactly_the_modules(tmp_path / "x.md")
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_paths_to_module_files_exist(doc: Path) -> None:
+    paths = re.findall(r"(?<![\w/])((?:assignment|solutions|tests/(?:public|hidden|probes|mutants|variants))/[a-z_0-9]+\.py)",
+                       _text(doc))
+    missing = [p for p in paths if not (KIT_ROOT / p).is_file()]
+    assert not missing, f"{doc.name} names files that do not exist: {missing}"
+
+
+def _commands(readme: str) -> list[str]:
+    return [line.strip() for block in re.findall(r"```bash\n(.*?)```", readme, re.DOTALL)
+            for line in block.splitlines() if line.startswith("python3 -m venv")]
+
+
+def test_the_readme_takes_torch_from_the_cpu_index_and_ci_runs_its_test_command() -> None:
+    readme = _text(KIT_ROOT / "README.md")
+    grade, test = _commands(readme)
+    assert grade.endswith("grader grade submissions/ --out results/ -j 2") and test.endswith("&& pytest")
+    for command in (grade, test):
+        assert f"pip install torch==2.13.0 {TORCH_INDEX} && pip install -e '.[dev]'" in command
+    ci = next(line for line in _text(KIT_ROOT / ".ci" / "run").splitlines() if line.startswith("python3 -m venv"))
+    assert ci.replace(" -q", "") == test.replace(f" {TORCH_INDEX}", ""), (ci, test)
+
+
+def test_the_readme_shows_the_submissions_folder_that_grade_asks_for(tmp_path: Path) -> None:
+    readme = _text(KIT_ROOT / "README.md")
+    section = readme.split("## What a submissions folder looks like", 1)[1].split("\n## ", 1)[0]
+    example = [line.split()[0] for line in SUBMISSIONS_LAYOUT.splitlines() if line.startswith("  submissions/")]
+    assert example == re.findall(r"^(submissions/\S+)", section, re.MULTILINE) and len(example) == 3
+    proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade", "submissions/", "--out", "results/", "-j", "2"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "submissions: no such file or directory" in said, said
+    assert all(path in said for path in example) and "one folder or archive per student" in said, said
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_student_readme_shows_check_for_one_module() -> None:
+    text = _text(KIT_ROOT / "docs" / "STUDENT_README.md")
+    assert re.search(r"`grader check --module \w+`", text)
+    assert f"({WORDS[len(MODULES)]} modules)" in text
