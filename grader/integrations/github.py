@@ -1,7 +1,9 @@
 """The GitHub Actions workflow that ships in the student release: a preview, not the grade.
 
 On every push it grades the student's own `assignment/` with the public tests, on GitHub's
-own runners (``ubuntu-latest``), CPU only: the GPU tests stay pending.  It writes the score to
+own runners (``ubuntu-latest``), CPU only: the GPU tests stay pending; and it runs `grader check`
+on macOS and Windows (``macos-latest``, ``windows-latest``: most students' machines), which
+report no score and show that the public tests run there.  It writes the score to
 the job summary and reports it to GitHub Classroom's grade column with Classroom's own
 reporter action (`classroom-resources/autograding-grading-reporter@v1`, fed by `grader
 classroom-payload`; the payload's format: `grader.integrations.classroom`).
@@ -116,6 +118,31 @@ __SETUP_WITH_SANDBOX__
           AUTOGRADE_RESULTS: ${{ steps.autograde.outputs.result }}
         with:
           runners: autograde
+
+  # Most students work on macOS or Windows: `grader check` (the public tests, in-process, as on a
+  # laptop) runs there too.  These two jobs report no score; a test one of these machines cannot
+  # check is listed as "checked only when graded".  (On a private repository GitHub counts a macOS
+  # minute as 10 and a Windows minute as 2: delete them if the organisation's minutes run short.)
+  check-macos:
+    name: grader check (macOS)
+    runs-on: macos-latest
+    timeout-minutes: 30
+    steps:
+__SETUP__
+      - name: grader check (the public tests)
+        run: grader check
+
+  check-windows:
+    name: grader check (Windows)
+    runs-on: windows-latest
+    timeout-minutes: 30
+    defaults:
+      run:
+        shell: bash
+    steps:
+__SETUP__
+      - name: grader check (the public tests)
+        run: grader check
 """
 WORKFLOW = with_setup(WORKFLOW)
 

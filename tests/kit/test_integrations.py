@@ -165,7 +165,12 @@ def test_student_workflow_is_a_cpu_preview_on_github_hosted_runners():
     has no GPU job and no job waiting for one, and says its score is a preview."""
     doc = yaml.safe_load(WORKFLOW)
     jobs = doc["jobs"]
-    assert set(jobs) == {"grade"} and jobs["grade"]["name"] == "run-autograding-tests"
+    assert set(jobs) == {"grade", "check-macos", "check-windows"} and jobs["grade"]["name"] == "run-autograding-tests"
+    for name, os_label in (("check-macos", "macos-latest"), ("check-windows", "windows-latest")):
+        check = jobs[name]  # students' machines: `grader check` with the public tests, no score reported
+        assert check["runs-on"] == os_label
+        assert [s["run"] for s in check["steps"] if "grader" in s.get("run", "")] == ["grader check"]
+        assert not any("classroom" in (s.get("uses", "") + s.get("run", "")) for s in check["steps"])
     for job in jobs.values():
         assert isinstance(job["runs-on"], str) and GITHUB_HOSTED.fullmatch(job["runs-on"]), job["runs-on"]
         assert "needs" not in job
