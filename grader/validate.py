@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,10 +61,16 @@ def dependents(module: str, modules: tuple[str, ...] = MODULES) -> tuple[str, ..
     return tuple(found)
 
 
+#: Seconds without a finished run after which the runs are given up (a hung run; a busy machine
+#: only makes each run slower: a mutant run takes 5 to 30 s on the 2-core machine of `tests/kit/`).
+STALL_LIMIT = 1800.0
+
+
 def grade_targets(targets: list[tuple[Path, str | tuple[str, ...]]], jobs: int, *, maxfail: bool = False,
-                  report_dir: Path | None = None) -> list[list[dict]]:
+                  report_dir: Path | None = None,
+                  done: Callable[[int, list[dict]], None] | None = None) -> list[list[dict]]:
     """Grade each implementation folder with its module's graded tests (or the tests of several
-    modules: a tuple); the records of each run.
+    modules: a tuple); the records of each run.  `done(i, records)` is called as each run ends.
 
     The runs go through `grader.forkrun`: one process imports torch and the tests once and
     forks a fresh child per run (isolated, and several times faster than a new interpreter).
@@ -84,37 +91,89 @@ def grade_targets(targets: list[tuple[Path, str | tuple[str, ...]]], jobs: int, 
                                   "--continue-on-collection-errors",
                                   # pass-or-fail needs no assertion rewriting (the parent's import is reused)
                                   "--assert=plain"]})
+
+        def records(i: int) -> list[dict]:
+            return json.loads(reports[i].read_text())["tests"] if reports[i].exists() else []
+
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
-        subprocess.run([sys.executable, "-m", "grader.forkrun", str(max(1, jobs))], input=json.dumps(runs), text=True,
-                       cwd=KIT_ROOT, env=env, capture_output=True, check=False, timeout=3600)
-        return [json.loads(r.read_text())["tests"] if r.exists() else [] for r in reports]
+        with subprocess.Popen([sys.executable, "-m", "grader.forkrun", str(max(1, jobs))], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=KIT_ROOT, env=env) as proc:
+            proc.stdin.write(json.dumps(runs).encode())
+            proc.stdin.close()
+            for index in _finished(proc):  # forkrun prints {"index", "code"} as each run ends
+                if done is not None and 0 <= index < len(reports):
+                    done(index, records(index))
+        return [records(i) for i in range(len(reports))]
 
 
-def _fork_runs(items: list[Mutant], tmp: Path, jobs: int, prefix: str, maxfail: bool,
-               users: bool = False) -> list[list[dict] | str]:
+def _finished(proc) -> Iterator[int]:
+    """The index of each run as `grader.forkrun` reports it; the server is killed when no run has
+    ended for `STALL_LIMIT` seconds (its remaining runs then report nothing)."""
+    import json
+    import os
+    import select
+
+    fd, buffer = proc.stdout.fileno(), b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], STALL_LIMIT)
+        if not ready:
+            proc.kill()
+            return
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return
+        *lines, buffer = (buffer + chunk).split(b"\n")
+        for line in lines:
+            try:
+                yield int(json.loads(line)["index"])
+            except (ValueError, KeyError, TypeError):
+                continue
+
+
+def _fork_runs(items: list[Mutant], tmp: Path, jobs: int, prefix: str, maxfail: bool, users: bool = False,
+               done: Callable[[list[dict] | str], None] | None = None) -> list[list[dict] | str]:
     """Each mutant or variant applied to a copy of the solutions, graded by its module's tests
     (`users`: and by the tests of the modules that use it); for one that cannot be applied (an
-    edit whose old text the reference no longer holds), why, instead of its records."""
+    edit whose old text the reference no longer holds), why, instead of its records.  `done` is
+    called with each one's outcome as it is known."""
     targets, out, where = [], [], []
     for i, m in enumerate(items):
         try:
             target = build_target(m, tmp / f"{prefix}{i}")
         except LookupError as exc:
             out.append(str(exc))
+            if done is not None:
+                done(str(exc))
             continue
         where.append(len(out))
         out.append([])
         targets.append((target, (m.module, *dependents(m.module)) if users else m.module))
-    for index, records in zip(where, grade_targets(targets, jobs, maxfail=maxfail)):
+    for index, records in zip(where, grade_targets(targets, jobs, maxfail=maxfail,
+                                                   done=(lambda _i, records: done(records)) if done else None)):
         out[index] = records
     return out
 
 
-def run_variants(variants: list[Mutant], tmp: Path, jobs: int, result: "Validation") -> int:
+def _accepted(records: list[dict] | str) -> bool:
+    return not isinstance(records, str) and bool(records) and all(r["status"] in ("passed", "pending")
+                                                                  for r in records)
+
+
+def _caught(records: list[dict] | str) -> bool:
+    return not isinstance(records, str) and any(r["status"] in ("failed", "error") for r in records)
+
+
+def run_variants(variants: list[Mutant], tmp: Path, jobs: int, result: "Validation",
+                 console: Console | None = None) -> int:
     """Every correct variant must pass every graded test of its module and of the modules that use
-    it (`dependents`); the number that do."""
+    it (`dependents`); the number that do.  With a console: progress as they are graded."""
+    from grader.progress import PhaseProgress
+
     accepted = 0
-    for v, records in zip(variants, _fork_runs(variants, tmp, jobs, "variant", maxfail=False, users=True)):
+    with PhaseProgress(console or Console(quiet=True), "correct variants", len(variants), "accepted") as progress:
+        runs = _fork_runs(variants, tmp, jobs, "variant", maxfail=False, users=True,
+                          done=lambda records: progress.advance(_accepted(records)))
+    for v, records in zip(variants, runs):
         if isinstance(records, str):
             result.rejected_variants.append(f"{v.id}: {records}")
             continue
@@ -127,19 +186,32 @@ def run_variants(variants: list[Mutant], tmp: Path, jobs: int, result: "Validati
     return accepted
 
 
-def run_mutants(mutants: list[Mutant], tmp: Path, jobs: int, result: "Validation") -> int:
-    """Grade each mutant with its module's tests (stop at the first failure); count the caught ones."""
+def run_mutants(mutants: list[Mutant], tmp: Path, jobs: int, result: "Validation",
+                console: Console | None = None) -> int:
+    """Grade each mutant with its module's tests (stop at the first failure); count the caught ones.
+    With a console: progress as they are graded."""
+    from grader.progress import PhaseProgress
+
     caught = 0
-    for m, records in zip(mutants, _fork_runs(mutants, tmp, jobs, "mutant", maxfail=True)):
+    with PhaseProgress(console or Console(quiet=True), "mutants", len(mutants), "caught") as progress:
+        runs = _fork_runs(mutants, tmp, jobs, "mutant", maxfail=True, done=lambda records: progress.advance(_caught(records)))
+    for m, records in zip(mutants, runs):
         if isinstance(records, str):
             result.survivors.append(f"{m.id}: {records}")
             continue
-        if any(r["status"] in ("failed", "error") for r in records):
+        if _caught(records):
             caught += 1
         else:
             why = "" if records else " (its test run did not report)"
             result.survivors.append(f"{m.id} ({m.replaces}: {m.why}){why}")
     return caught
+
+
+def _status(console: Console, what: str):
+    """A spinner saying `what` runs, on a terminal (the runs on solutions and stubs take a minute or two)."""
+    import contextlib
+
+    return console.status(what) if console.is_terminal else contextlib.nullcontext()
 
 
 def _cuda_available() -> bool:
@@ -171,7 +243,8 @@ def validate(modules: tuple[str, ...] = MODULES, jobs: int = 2, console: Console
     if not (KIT_ROOT / "solutions").is_dir():
         raise SystemExit("validate needs the instructor repo (solutions/ is missing)")
 
-    sol = run_suite("solutions", files)
+    with _status(console, "running the graded tests on solutions/"):
+        sol = run_suite("solutions", files)
     if not sol.records:
         raise SystemExit(f"the graded suites did not run on solutions:\n{sol.log}")
     graded = len(sol.records)
@@ -185,7 +258,8 @@ def validate(modules: tuple[str, ...] = MODULES, jobs: int = 2, console: Console
     with tempfile.TemporaryDirectory(prefix="kit-validate-") as tmp:
         stubs = Path(tmp) / "stubs"
         make_stubs(stubs, console)
-        stub_run = run_suite(stubs, files)
+        with _status(console, "running the graded tests on the stubs"):
+            stub_run = run_suite(stubs, files)
         not_attempted = [r for r in stub_run.records if r["status"] == "not_attempted"]
         result.stub_failures = [f"{r['id']}: {r['status']}: {r['message']}" for r in stub_run.records
                                 if r["status"] not in ("not_attempted", "pending")]
@@ -201,11 +275,13 @@ def validate(modules: tuple[str, ...] = MODULES, jobs: int = 2, console: Console
         cuda = _cuda_available()
         gpu_only = [m for m in mutants if m.gpu and not cuda]
         checked = [m for m in mutants if m not in gpu_only]
-        caught = run_mutants(checked, Path(tmp), jobs, result)
+        console.print(f"mutants: grading {len(checked)}, {jobs} at a time (README: how long validate takes)",
+                      highlight=False)
+        caught = run_mutants(checked, Path(tmp), jobs, result, console)
         console.print(f"mutants: {caught}/{len(checked)} caught"
                       + (f", {len(gpu_only)} GPU-only not checked here (no CUDA)" if gpu_only else ""))
         variants = load_variants(modules)
-        accepted = run_variants(variants, Path(tmp), jobs, result) if variants else 0
+        accepted = run_variants(variants, Path(tmp), jobs, result, console) if variants else 0
         console.print(f"correct variants: {accepted}/{len(variants)} pass every graded test")
     per_module = {mod: sum(1 for m in mutants if m.module == mod) for mod in modules}
     thin = [mod for mod, n in per_module.items() if 0 < n < MIN_MUTANTS or (n == 0 and (KIT_ROOT / "solutions" / f"{mod}.py").exists())]

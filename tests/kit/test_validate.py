@@ -59,7 +59,7 @@ def test_gpu_mutants_are_not_counted_as_survivors_without_cuda(monkeypatch):
     gpu = [m for m in load_mutants() if m.gpu]
     assert {m.id for m in gpu} >= {"data:pin_only_cuda_string", "checkpointing:save_without_cuda_generators"}
     graded: list = []
-    monkeypatch.setattr(v, "run_mutants", lambda ms, tmp, jobs, result: graded.extend(ms) or len(ms))
+    monkeypatch.setattr(v, "run_mutants", lambda ms, tmp, jobs, result, console=None: graded.extend(ms) or len(ms))
     monkeypatch.setattr(v, "run_variants", lambda *a: 0)
     monkeypatch.setattr(v, "load_variants", lambda modules: [])
     monkeypatch.setattr(v, "run_suite", lambda target, files: _fake_suite())
