@@ -11,7 +11,8 @@ helper the release provides).  The reference solutions join as one more "submiss
 
 The comparison is copydetect's (winnowing fingerprints over normalised tokens, as MOSS): for
 each pair, the share of each side's tokens found in the other.  The page lists the pairs at
-or above the threshold, highest first, with the matching regions highlighted side by side.
+or above the threshold, those with the reference solutions first, then highest first, with the
+matching regions highlighted side by side.
 Submissions are staged exactly as `grader grade` stages them (`grader.batch.stage`, with its byte
 caps), read within the static checks' budget, never run.  A submission that cannot be read for
 any reason (a file that does not parse, an expression too deep to print back, code over
@@ -208,7 +209,8 @@ def analyse(paths: list[Path], threshold: float = 0.5, k: int = 25, window: int 
             pair = Pair(a, b, float(share_a), float(share_b), int(tokens),
                         ([(int(s), int(e)) for s, e in zip(*slices_a)], [(int(s), int(e)) for s, e in zip(*slices_b)]))
             pairs.append(pair)
-    pairs.sort(key=lambda p: (-p.score, p.a, p.b))
+    # leaked solutions first: pairs with the reference at or above the threshold, then everyone, highest first
+    pairs.sort(key=lambda p: (not (REFERENCE in (p.a, p.b) and p.score >= threshold), -p.score, p.a, p.b))
     return Similarity(codes, pairs, skipped, threshold, flagged)
 
 

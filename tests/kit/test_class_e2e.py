@@ -301,7 +301,10 @@ def test_copies_of_the_reference_top_the_similarity_report(graded: dict) -> None
                  "sys_exit_at_import"}  # the hostile one is the solution plus sys.exit at import
     inside = [p for p in result.pairs if {p.a, p.b} <= reference]
     across = [p for p in result.pairs if len({p.a, p.b} & reference) == 1]
-    assert len(inside) == 21 and min(p.score for p in inside) > 0.99  # every copy, near-copy with every other
+    # every copy, near-copy with every other: the comparison covers each graded function's rule scope (the
+    # code it reaches, module-level code included), so renamed helpers and an added sys.exit() line cost a
+    # few percent (0.91-0.95 here), far above anyone else's 0.75 at most
+    assert len(inside) == 21 and min(p.score for p in inside) > 0.9
     assert max(p.score for p in across) < 0.75  # nobody else is close to the reference
     with_reference = sorted([p for p in inside if REFERENCE in (p.a, p.b)], key=lambda p: (-p.score, p.a, p.b))
     assert result.pairs[:6] == with_reference  # the list opens with the leaked solutions
@@ -309,7 +312,9 @@ def test_copies_of_the_reference_top_the_similarity_report(graded: dict) -> None
     assert copy.score > 0.99  # a student's near-copy of another student is flagged too
     independent = next(p for p in result.pairs if {p.a, p.b} == {"honest_h1", "honest_h2"})
     assert independent.score < 0.5
-    assert {"stub_a", "stub_b", "conftest_rewrites_reports", "fake_pass_lines", "corrupt_zip"} == set(result.skipped)
+    # nothing of their own to compare: the stubs and the unreadable archive (the stub-plus-hostile-import-code
+    # submissions are compared: their module-level code runs, so it is theirs)
+    assert {"stub_a", "stub_b", "corrupt_zip"} == set(result.skipped)
 
 
 def test_canvas_import_puts_each_number_in_its_row(graded: dict) -> None:
