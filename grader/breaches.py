@@ -6,8 +6,9 @@ Two kinds (the scope a rule covers and which files are read: `grader.scope`):
   internals: `getattr`, `__dict__`, `sys.modules`, `importlib`, `eval`, `__subclasses__`, frame
   inspection, `gc`, `ctypes`, an import outside `ALLOWED_IMPORTS`, torch's private internals.
 * `global_breaches`: what no file that can run may do, wherever it is written, because it changes
-  what *other* code sees at run time: monkeypatching, a module `__getattr__`, importing the kit,
-  loading code by a computed name (`_loader`).
+  what *other* code sees at run time: a module `__getattr__`, importing the kit, loading code by a
+  computed name (`_loader`); and monkeypatching, followed through aliases over the whole program
+  by `grader.aliases`.
 """
 
 from __future__ import annotations
@@ -127,64 +128,24 @@ def _loader(n: ast.AST) -> str | None:
     return None
 
 
-_WRITES = (ast.Assign, ast.Delete, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.With,
-           ast.AsyncWith)
-
-
-def _targets(n: ast.AST) -> list[ast.AST]:
-    """What statement `n` assigns to or deletes (assignments, for, with, comprehensions)."""
-    if isinstance(n, (ast.Assign, ast.Delete)):
-        return list(n.targets)
-    if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension)):
-        return [n.target]
-    if isinstance(n, (ast.With, ast.AsyncWith)):
-        return [i.optional_vars for i in n.items if i.optional_vars is not None]
-    return []
-
-
 def global_breaches(tree: ast.Module, file: str) -> list[str]:
     """What no file of a submission may do, wherever it is, because it changes what *other* code
-    (a ruled function, the probes) sees at run time: assign to an attribute of anything imported,
-    a module, class or function of torch or of the submission (`torch.Tensor.swap =
-    torch.Tensor.transpose`, `views.transpose_view = ...`; `torch.backends.*` settings are fine),
-    `setattr`/`vars()`/`__dict__` on one, define a module `__getattr__`, import the kit's own
-    packages (`grader`, `tests`), or load code by a computed name (`importlib`, `__import__`,
-    `exec`/`eval`/`compile`, `sys.modules`, pickles, `torch.hub`...)."""
-    imported: set[str] = set()
+    (a ruled function, the probes) sees at run time, as far as one file tells: define a module
+    `__getattr__`, import the kit's own packages (`grader`, `tests`), or load code by a computed name
+    (`importlib`, `__import__`, `exec`/`eval`/`compile`, `sys.modules`, pickles, `torch.hub`...).
+    Monkeypatching (writing to an imported module, class or function, under any alias) needs the
+    whole program: `grader.aliases.monkeypatches`."""
     found: list[str] = []
-    writes: list[ast.AST] = []  # assignments and calls, checked once every imported name is known
     for stmt in tree.body:  # a module-level __getattr__ hands out names no reading can follow (PEP 562)
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in ("__getattr__", "__dir__"):
             found.append(f"def {stmt.name} at module level ({file}:{stmt.lineno})")
     for n in ast.walk(tree):
         if isinstance(n, ast.Import):
-            imported.update((a.asname or a.name).split(".")[0] for a in n.names)
             if any(a.name.split(".")[0] in ("grader", "tests") for a in n.names):
                 found.append(f"imports the grader's own code ({file}:{n.lineno})")
         elif isinstance(n, ast.ImportFrom):
-            imported.update(a.asname or a.name for a in n.names)
             if n.level == 0 and (n.module or "").split(".")[0] in ("grader", "tests"):
                 found.append(f"imports the grader's own code ({file}:{n.lineno})")
-        if isinstance(n, _WRITES) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                                      and n.func.id in ("setattr", "delattr", "vars") and n.args):
-            writes.append(n)
         if (loader := _loader(n)) is not None:
             found.append(f"loads code by a computed name: {loader} ({file}:{getattr(n, 'lineno', '?')})")
-
-    def rooted(expr: ast.AST) -> bool:
-        chain = dotted_name(expr)
-        return chain.split(".")[0] in imported and not chain.startswith("torch.backends")
-
-    for n in writes:
-        where = f"({file}:{getattr(n, 'lineno', '?')})"
-        if isinstance(n, ast.Call):
-            if rooted(n.args[0]):
-                found.append(f"{n.func.id}({dotted_name(n.args[0])}, ...) {where}")  # type: ignore[attr-defined]
-            continue
-        for t in _targets(n):
-            for sub in ast.walk(t):
-                if isinstance(sub, ast.Attribute) and rooted(sub.value):
-                    found.append(f"monkeypatches {dotted_name(sub)} {where}")
-                elif isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Attribute) and rooted(sub.value):
-                    found.append(f"monkeypatches {dotted_name(sub.value)}[...] {where}")
     return found

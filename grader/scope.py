@@ -7,8 +7,9 @@ there: dynamic lookups no reading of the source can follow (`getattr`, `__dict__
 `sys.modules`, `importlib`, `eval`, `__subclasses__`, frame inspection, `gc`, `ctypes`, imports
 outside an allowlist, torch's private internals).  Added to them, the *global breaches* of every
 file that can run (`global_breaches`): what changes the code other files see at run time,
-wherever it is written (monkeypatching an imported module, class or function, a module
-`__getattr__`, importing the kit, loading code by a computed name).
+wherever it is written (a module `__getattr__`, importing the kit, loading code by a computed
+name), and every monkeypatch of the program those files make (`grader.aliases`: a write to an
+imported module, class or function, followed through any alias, container or call).
 
 Which files are read.  Never all of them: a file that nothing imports is never parsed.
 
@@ -45,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grader import MODULES
+from grader.aliases import monkeypatches
 from grader.breaches import _breach, global_breaches
 from grader.sources import SourceSet, Unparsable
 
@@ -181,6 +183,17 @@ def closure(sources: SourceSet, roots: Iterable[str]) -> list[str]:
     return found
 
 
+def _monkeypatches(sources: SourceSet, files: list[str]) -> list[str]:
+    """The monkeypatches of the program made of `files` (`grader.aliases`: followed through aliases,
+    so the whole program at once), computed once per run for each set of files."""
+    key = ("monkeypatches", tuple(files))
+    if key not in sources.memo:
+        trees = {f: t for f in files if (t := _tree(sources, f)) is not None}
+        found = monkeypatches(trees, sources.names)
+        sources.memo[key] = [b for f in files for b in found.get(f, [])]
+    return sources.memo[key]
+
+
 def runnable(sources: SourceSet, module: str) -> list[str]:
     """The files that can run in the process that runs `module`'s probes: the closure of every
     graded module present, and of `module`."""
@@ -268,8 +281,10 @@ def _build(sources: SourceSet, module: str, qualname: str) -> Scope:
             elif isinstance(n, _DEFS) and n is not node:
                 seen.add(id(n))
         refer(names)
-    for file in runnable(sources, module):
+    program = runnable(sources, module)
+    for file in program:
         scope.breaches.extend(_facts(sources, file).global_breaches)
+    scope.breaches.extend(_monkeypatches(sources, program))
     scope.files = sorted(f"{f}.py" for f in files)
     scope.breaches = sorted(set(scope.breaches))
     return scope

@@ -33,6 +33,7 @@ class RuleCase:
     extra: dict[str, str] = field(default_factory=dict)  # other files of the submission
     why: str = ""
     header: str = ""  # prepended to the module (e.g. a coding cookie)
+    plants: dict[str, str] = field(default_factory=dict)  # code appended to other modules of the solutions
 
 
 def _solution(module: str) -> str:
@@ -48,6 +49,9 @@ def build(case: RuleCase, dest: Path) -> Path:
     (dest / f"{case.module}.py").write_text(text)
     for name, content in case.extra.items():
         (dest / name).write_text(textwrap.dedent(content).lstrip())
+    for module, code in case.plants.items():
+        path = dest / f"{module}.py"
+        path.write_text(path.read_text().rstrip() + "\n\n\n" + textwrap.dedent(code).strip() + "\n")
     if case.name == "planted_by_other_module":  # memory.py plants the method, transpose_view uses it
         memory = dest / "memory.py"
         memory.write_text(memory.read_text() + "\n\ntorch.Tensor._swap = torch.Tensor.transpose\n")
@@ -254,7 +258,128 @@ _OTHERS = [
             """}, why="permute in another module"),
 ]
 
-CASES: list[RuleCase] = _TRANSPOSE + _RED_TEAM + _OTHERS
+_SWAP = """
+    def transpose_view(x, dim0, dim1):
+        if x.dim() < 0:
+            x.as_strided(x.size(), x.stride())
+        return x._swap(dim0, dim1)
+    """
+
+
+def _planted(name: str, plant: str, why: str, extra: dict[str, str] | None = None) -> RuleCase:
+    """memory.py plants `torch.Tensor._swap` (= transpose) through an alias; transpose_view calls it."""
+    return RuleCase(name, "views", T, _SWAP, plants={"memory": plant}, extra=extra or {}, why=why)
+
+
+_ALIASES = [  # monkeypatching through an alias (grader.aliases): each must cost transpose_view its points
+    _planted("alias_module_level", "T = torch.Tensor\nT._swap = T.transpose\n",
+             "the reviewer's repro: an alias at module level"),
+    _planted("alias_in_function", """
+        def _setup():
+            T = torch.Tensor
+            T._swap = T.transpose
+
+        _setup()
+        """, "an alias local to a function"),
+    _planted("alias_in_class_body", """
+        class _Setup:
+            T = torch.Tensor
+            T._swap = T.transpose
+        """, "an alias in a class body"),
+    _planted("alias_class_attribute", """
+        class _Holder:
+            T = torch.Tensor
+
+        _Holder().T._swap = torch.Tensor.transpose
+        """, "a class attribute read through an instance"),
+    _planted("type_of_a_tensor", "type(torch.zeros(1))._swap = type(torch.zeros(1)).transpose\n", "type(x)"),
+    _planted("dunder_class", "torch.zeros(1).__class__._swap = torch.zeros(1).__class__.transpose\n", "x.__class__"),
+    _planted("mro_item", "torch.nn.Parameter.__mro__[1]._swap = torch.Tensor.transpose\n", "Parameter.__mro__[1]"),
+    _planted("list_item", "_L = [torch.Tensor]\n_L[0]._swap = _L[0].transpose\n", "an item of a list"),
+    _planted("dict_values", """
+        for _c in {"t": torch.Tensor}.values():
+            _c._swap = _c.transpose
+        """, "the values of a dict"),
+    _planted("walrus", "if (_T := torch.Tensor) is not None:\n    _T._swap = _T.transpose\n", "a walrus"),
+    _planted("tuple_unpacking", "_a, (_b, _T) = 0, (1, torch.Tensor)\n_T._swap = _T.transpose\n",
+             "nested tuple unpacking"),
+    _planted("for_target", "for _T in (torch.Tensor,):\n    _T._swap = _T.transpose\n", "a for loop's target"),
+    _planted("with_target", """
+        import contextlib as _cl
+
+        with _cl.nullcontext(torch.Tensor) as _T:
+            _T._swap = _T.transpose
+        """, "with ... as"),
+    _planted("parameter_default", """
+        def _plant(T=torch.Tensor):
+            T._swap = T.transpose
+
+        _plant()
+        """, "a parameter's default value"),
+    _planted("global_rebinding", """
+        def _find():
+            global _T
+            _T = torch.Tensor
+
+        _find()
+        _T._swap = _T.transpose
+        """, "a global bound inside a function"),
+    _planted("nonlocal_rebinding", """
+        def _outer():
+            T = None
+
+            def inner():
+                nonlocal T
+                T = torch.Tensor
+
+            inner()
+            T._swap = T.transpose
+
+        _outer()
+        """, "a nonlocal bound by an inner function"),
+    _planted("function_returns_it", """
+        def _get():
+            return torch.Tensor
+
+        _get()._swap = torch.Tensor.transpose
+        """, "a function of the submission returns the class"),
+    _planted("patcher_function", """
+        def _patch(cls):
+            cls._swap = cls.transpose
+
+        _patch(torch.Tensor)
+        """, "a function that patches its argument"),
+    _planted("setattr_alias", "_T = torch.Tensor\nsetattr(_T, '_swap', _T.transpose)\n", "setattr on an alias"),
+    _planted("getattr_computed", "getattr(torch, 'Ten' + 'sor')._swap = torch.Tensor.transpose\n",
+             "getattr with a computed name"),
+    _planted("map_lambda_setattr", "list(map(lambda c: setattr(c, '_swap', c.transpose), [torch.Tensor]))\n",
+             "a lambda that patches, mapped over the class"),
+    _planted("instance_field", """
+        class _Box:
+            def __init__(self, c):
+                self.c = c
+
+        _Box(torch.Tensor).c._swap = torch.Tensor.transpose
+        """, "an object of the submission keeps the class"),
+    _planted("helper_module_returns_it", "from ._plant_helper import get as _get\n_get()._swap = _get().transpose\n",
+             "a helper module's function returns the class",
+             extra={"_plant_helper.py": "import torch\n\n\ndef get():\n    return torch.Tensor\n"}),
+    RuleCase("module_dict_alias", "views", T, """
+        def transpose_view(x, dim0, dim1):
+            if x.dim() < 0:
+                x.as_strided(x.size(), x.stride())
+            return torch.swap_dims_of(x, dim0, dim1)
+        """, plants={"memory": "_m = torch\nvars(_m)['swap_dims_of'] = _m.transpose\n"},
+             why="a module's namespace written through vars() of an alias"),
+    RuleCase("einops_alias_patch", "einops_rewrites", "split_heads", """
+        @jaxtyped(typechecker=beartype)
+        def split_heads(x: Float[Tensor, "b s hd"], num_heads: int) -> Float[Tensor, "b heads s d"]:
+            return rearrange(x, "b s (heads d) -> b s heads d", heads=num_heads).heads_first(0, 2, 1, 3)
+        """, plants={"memory": "_E = torch.Tensor\n_E.heads_first = _E.permute\n"},
+             why="memory.py plants a permute under another name through an alias"),
+]
+
+CASES: list[RuleCase] = _TRANSPOSE + _RED_TEAM + _OTHERS + _ALIASES
 
 
 def do_nothing(dest: Path, body: str = "return None") -> Path:

@@ -143,6 +143,22 @@ def test_building_a_scope_is_linear_in_the_defs_it_reaches() -> None:
     assert large < 6 * small, f"4x the defs cost {large / small:.1f}x the lines ({small} -> {large}): not linear"
 
 
+def test_following_aliases_is_linear_in_the_code_read() -> None:
+    """The monkeypatch analysis (`grader.aliases`) evaluates a statement again only when a value it
+    read grows: chains of aliases and of functions returning one another, written so that each
+    is read before it is bound (the worst order for a worklist), cost lines in proportion."""
+    def views(n: int) -> dict[str, str]:
+        aliases = "".join(f"a{i} = a{i + 1}\n" for i in range(n)) + f"a{n} = torch.Tensor\n"
+        returns = "".join(f"def r{i}():\n    return r{i + 1}()\n" for i in range(n))
+        fields = "".join(f"class C{i}:\n    f{i} = C{i + 1}().f{i + 1}\n" for i in range(n))
+        text = (SOLUTIONS / "views.py").read_text()
+        return {"views": text + "\n" + aliases + returns + f"def r{n}():\n    return a0\n" + fields}
+
+    small = _lines_run(lambda: static.build_scope(views(300), "views", "transpose_view"))
+    large = _lines_run(lambda: static.build_scope(views(1200), "views", "transpose_view"))
+    assert large < 6 * small, f"4x the aliases cost {large / small:.1f}x the lines ({small} -> {large}): not linear"
+
+
 @pytest.mark.parametrize("source, words", [
     ("x = " + "+".join(["a"] * 100_000) + "\n", "nests too deeply"),  # RecursionError in the parser
     ("x = " + "-" * 100_000 + "1\n", "nests too deeply"),  # MemoryError in the parser
