@@ -3,7 +3,6 @@ closed-form facts (6·N·T, the datasheets' dense peaks)."""
 
 from __future__ import annotations
 
-import ast
 import math
 import random
 import statistics
@@ -74,13 +73,15 @@ def assert_no_flop_counter(student) -> None:
     (`student.scope`: count_matmul_flops, MatmulFlopCounter.__torch_dispatch__, the submission
     code they reach, module-level code) imports or names torch.utils.flop_counter, or looks
     names up dynamically."""
-    tree = ast.parse(student.source("flops"))
-    hits: set[str] = set(static.forbidden_uses(tree, FLOP_COUNTER_NAMES))
-    imported = {m for m in static.imported_modules(tree) if "flop_counter" in m}
+    hits: set[str] = set()
+    imported: set[str] = set()
     for qualname in ("count_matmul_flops", "MatmulFlopCounter.__torch_dispatch__"):
-        scope = student.scope("flops", qualname)
+        scope = student.scope("flops", qualname)  # first: a file the checks cannot read is a plain failure
         hits.update(static.forbidden_uses(scope, FLOP_COUNTER_NAMES))
         imported.update(m for m in static.imported_modules(scope) if "flop_counter" in m)
+    tree = student.sources().tree("flops")  # the whole file, parsed once in this run
+    hits.update(static.forbidden_uses(tree, FLOP_COUNTER_NAMES))
+    imported.update(m for m in static.imported_modules(tree) if "flop_counter" in m)
     assert not imported and not hits, (
         f"flops.py must count FLOPs itself, without torch.utils.flop_counter; found {sorted(imported | hits)}")
 
