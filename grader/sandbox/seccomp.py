@@ -16,7 +16,9 @@ live in memory the filter cannot read, and glibc falls back to clone), memfd_cre
 memfd files escapes RLIMIT_DATA/AS), SysV IPC segments (they outlive the process), personality
 changes, kexec and kernel modules, open_by_handle_at, and sockets of any family but AF_UNIX (no
 network); fallocate answers EOPNOTSUPP (it would allocate gigabytes of scratch at once, faster than
-the landlock and rlimits launchers' watch can see; glibc's posix_fallocate then writes the blocks).
+the landlock and rlimits launchers' watch can see; glibc's posix_fallocate then writes the blocks);
+where the sandbox runs under the grader's own uid (landlock and rlimits without root), chmod and
+chown succeed and do nothing (see `build`).
 System calls of another ABI (i386 via int 0x80, x32) kill the process.
 
 No socket reaches an address, on every launcher: connect(), bind() and listen() are refused,
@@ -66,6 +68,8 @@ PERSONALITY_QUERY = 0xFFFFFFFF
 #: Refused with EACCES: every call that names a socket address or makes a socket reachable by one
 #: (sendto is refused only with a destination: its fifth argument).
 ADDRESSED = ("connect", "bind", "listen", "sendmsg", "sendmmsg")
+#: A file's mode and owner: no-ops where the sandbox runs under the grader's uid (`build`'s `shared_uid`).
+OWNERSHIP = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat")
 
 
 def available() -> tuple[bool, str]:
@@ -79,11 +83,18 @@ def available() -> tuple[bool, str]:
     return True, ""
 
 
-def build(namespaces_only: bool = False) -> Any:
+def build(namespaces_only: bool = False, shared_uid: bool = False) -> Any:
     """The filter as a `pyseccomp.SyscallFilter` (default: allow); the same on every launcher.
 
     `namespaces_only`: only unshare/setns/clone namespace flags/clone3 (the "container" used to
     test that the grader falls back to Landlock where it cannot create namespaces).
+    `shared_uid`: the sandbox runs under the grader's own uid, outside any mount namespace
+    (landlock and rlimits without root): changing a file's mode or owner needs only to own it,
+    and Landlock (up to ABI 7) does not govern it, so the sandbox could chmod the grader's files
+    (the kit bundle every later sandbox imports, other students' staged folders) by their paths,
+    or through a descriptor opened for reading.  There chmod and chown, by path or descriptor,
+    succeed and change nothing (so shutil.copy still works); elsewhere a uid of its own or
+    read-only mounts refuse them where it matters.
     """
     import pyseccomp as sc
 
@@ -110,19 +121,25 @@ def build(namespaces_only: bool = False) -> Any:
     # gigabytes of scratch in a millisecond, faster than any watch from outside can see (landlock and
     # rlimits: no tmpfs size); glibc's posix_fallocate falls back to writing the blocks on EOPNOTSUPP
     f.add_rule(sc.ERRNO(errno.EOPNOTSUPP), "fallocate")
+    if shared_uid:
+        for name in OWNERSHIP:
+            try:
+                f.add_rule(sc.ERRNO(0), name)  # "done", and nothing done
+            except (OSError, RuntimeError, ValueError):
+                pass  # a system call this architecture does not have
     return f
 
 
-_programs: dict[bool, bytes] = {}
+_programs: dict[tuple[bool, bool], bytes] = {}
 
 
-def program(namespaces_only: bool = False) -> bytes:
+def program(namespaces_only: bool = False, shared_uid: bool = False) -> bytes:
     """The filter as a raw BPF program (an array of struct sock_filter), built once per variant."""
-    key = namespaces_only
+    key = (namespaces_only, shared_uid)
     if key not in _programs:
         r, w = os.pipe()
         try:
-            build(namespaces_only).export_bpf(os.fdopen(os.dup(w), "wb"))
+            build(namespaces_only, shared_uid).export_bpf(os.fdopen(os.dup(w), "wb"))
         finally:
             os.close(w)
         with os.fdopen(r, "rb") as f:

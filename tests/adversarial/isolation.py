@@ -20,7 +20,8 @@ code (baked in by the builder), so a score above zero means the sandbox let it t
   solution in its scratch folder and a process that outlives its sandbox pushing it to any
   socket of the next, which looks for both); 3.6 GiB of files in the scratch folders (deleted,
   kept open) against the memory cap; the names the grader chose (cgroup, scratch, uid) quoted in
-  an exception; a double-forked process that outlives the call that started it.
+  an exception; a double-forked process that outlives the call that started it; a chmod of the
+  grader's files (the kit bundle every later sandbox imports).
 
 `problems_after(ctx, out, uids)` checks what no launcher may leave: kernel state of a sandbox
 uid, host paths in results.  `python -m tests.adversarial.isolation --launcher L --out DIR`
@@ -472,6 +473,27 @@ def orphan_daemon(ctx: Ctx) -> Path:
         """))
 
 
+def chmod_outside(ctx: Ctx) -> Path:
+    """Stubs that run the solution if they can change the mode of a file the grader owns: the kit
+    bundle every later sandbox imports, its own staged folder, its scratch folder's parent (the
+    mode is put back at once: the rest of the batch must still be graded)."""
+    check = """
+import stat as _st
+_escaped = False
+for _p in (_os.environ.get("PYTHONPATH", ""), _os.path.dirname(__file__),
+           _os.path.dirname(_os.environ.get("TMPDIR", "/tmp"))):
+    try:
+        _before = _st.S_IMODE(_os.stat(_p).st_mode)
+        _os.chmod(_p, _before ^ 0o001)
+        if _st.S_IMODE(_os.stat(_p).st_mode) != _before:
+            _escaped = True
+            _os.chmod(_p, _before)
+    except OSError:
+        pass
+"""
+    return folder(ctx, "chmod_outside", _escape_pays(check))
+
+
 ISOLATION_CASES: list[Case] = [
     Case("keyring_store", keyring_store, FULL, "stores the solution in its uid's kernel keyrings"),
     Case("keyring_steal", keyring_steal, ZERO, "stubs that look for code left in the keyrings by another submission"),
@@ -497,6 +519,8 @@ ISOLATION_CASES: list[Case] = [
          "folders and uid in an exception (results.json must hold no name the grader chose)"),
     Case("orphan_daemon", orphan_daemon, Twin("twin_raises"), "correct only while a double-forked process it "
          "started lives on"),
+    Case("chmod_outside", chmod_outside, ZERO, "stubs that run the solution if they can chmod the grader's files "
+         "(the kit bundle, its staged folder, its scratch folder's parent)"),
     # bubblewrap only (its own pid namespace and /dev/pts per sandbox; landlock shows the host's)
     Case("pinned_store", pinned_store, FULL, "pins the solution, a pty and an abstract socket in a unix socket "
          "cycle and moves the pid counter", needs_isolation=True),

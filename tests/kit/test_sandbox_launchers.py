@@ -94,6 +94,17 @@ SPY = textwrap.dedent('''
                     os.close(fd)
             time.sleep(c.get("hold", 2.0))
             out["alive"] = True
+        elif c["do"] == "chmod":
+            for path in c["paths"]:
+                try:
+                    os.chmod(path, 0o700)
+                    fd = os.open(path, os.O_RDONLY)
+                    os.fchmod(fd, 0o700)
+                    os.close(fd)
+                    os.chown(path, os.getuid(), os.getgid())
+                    out[path] = "done"
+                except OSError as exc:
+                    out[path] = exc.errno
         elif c["do"] == "alive":
             try:
                 os.kill(c["pid"], 0)
@@ -212,11 +223,11 @@ def test_one_sandbox_cannot_reach_another_ones_scratch(launcher: str, workdir: P
         pytest.skip("rlimits without root: no isolation between sandboxes (the launcher's warning says so)")
     first, second = _backend(_folder(workdir, "a"), launcher), _backend(_folder(workdir, "b"), launcher)
     try:
-        planted = _ask(first, do="plant")
-        assert first.sandbox is not None, (planted, first.stats)
+        _ask(first, do="peek", paths=[])
         scratch = first.sandbox.scratch[0]
         parent = os.path.dirname(scratch)
         info, pinfo = os.stat(scratch), os.stat(parent)
+        planted = _ask(first, do="plant")  # (without root its parent is its own uid's: it may chmod it)
         assert re.fullmatch(r"kit-scratch-[\w]{8}", os.path.basename(parent)), parent
         if os.geteuid() == 0:
             assert (pinfo.st_uid, pinfo.st_gid, stat.S_IMODE(pinfo.st_mode)) == (0, first.uid, 0o710)
@@ -234,6 +245,24 @@ def test_one_sandbox_cannot_reach_another_ones_scratch(launcher: str, workdir: P
         assert "grader.worker" in seen.pop(f"/proc/{worker}/cmdline")
     assert set(seen.values()) == {13}, seen  # EACCES: every path (the uid, and Landlock's rules)
     assert not os.path.exists(parent)  # removed with the sandbox
+
+
+@pytest.mark.parametrize("launcher", [LANDLOCK, RLIMITS])
+def test_the_graders_files_keep_their_modes(launcher: str, workdir: Path) -> None:
+    """The kit bundle every later sandbox imports and the submission's staged folder belong to the
+    grader: a sandbox cannot chmod them, by path or through a descriptor it opened for reading
+    (as root its uid owns neither; under the grader's own uid chmod and chown do nothing)."""
+    _available(launcher)
+    folder = _folder(workdir, "s")
+    bundle = launchers.kit_bundle()
+    targets = [str(bundle), str(bundle / "grader" / "__init__.py"), str(folder)]
+    before = [stat.S_IMODE(os.stat(p).st_mode) for p in targets]
+    backend = _backend(folder, launcher)
+    try:
+        got = _ask(backend, do="chmod", paths=targets)
+    finally:
+        backend.close()
+    assert [stat.S_IMODE(os.stat(p).st_mode) for p in targets] == before, got
 
 
 # -- 3. scratch files count against the caps ----------------------------------------------------------
