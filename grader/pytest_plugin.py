@@ -348,7 +348,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         if call.excinfo is not None and isinstance(call.excinfo.value, CheckedWhenGraded):
             record.update(status="pending", message=call.excinfo.value.why)  # (never where the sandbox runs it)
         elif PENDING_REASON in reason:
-            record.update(status="pending", message="needs CUDA: graded on the GPU runner")
+            record.update(status="pending", message="needs CUDA: graded on a GPU machine by the course staff")
         elif reason.startswith("pending:"):
             record.update(status="pending", message=reason.removeprefix("pending:").strip())
         else:
@@ -383,7 +383,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             record = item.stash.get(_RECORD, None)
             if record is not None and record["status"] == "error" and record["message"] == NOT_RUN:
                 if any(PENDING_REASON in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skip")):
-                    record.update(status="pending", message="needs CUDA: graded on the GPU runner")
+                    record.update(status="pending", message="needs CUDA: graded on a GPU machine by the course staff")
                 else:
                     record.update(status="failed", message=f"not graded: {stop.message}")
     records = [item.stash[_RECORD] for item in session.items if _RECORD in item.stash]

@@ -249,7 +249,7 @@ def apply(doc: dict[str, Any], late: dict[str, Any] | None) -> dict[str, Any]:
     score is the sum of the tests' scores; ``score`` becomes the final one; the student's summary
     gets one ``Late policy:`` line.  Idempotent: applying twice changes nothing."""
     raw = round(sum(float(t.get("score", 0)) for t in doc.get("tests", [])), 6)
-    lines = [x for x in str(doc.get("output", "")).split("\n") if not x.startswith(LINE)]
+    lines = [_score_line(x, raw) for x in str(doc.get("output", "")).split("\n") if not x.startswith(LINE)]
     extra = doc.setdefault("extra_data", {})
     if late is None:
         extra.pop("late", None)
@@ -264,9 +264,25 @@ def apply(doc: dict[str, Any], late: dict[str, Any] | None) -> dict[str, Any]:
     late = {**late, "raw_score": raw, "penalty_points": round(raw - final, 6), "final_score": final}
     extra["late"] = late
     at = next((i + 1 for i, x in enumerate(lines) if x.startswith("Score:")), min(1, len(lines)))
+    if at and late["penalty_points"]:  # the summary's first numbers are the final ones, the raw ones beside them
+        lines[at - 1] = _score_line(lines[at - 1], raw, final, late["penalty_points"])
     lines.insert(at, LINE + student_line(late, float(doc.get("max_score", 0))))
     doc.update(score=final, output="\n".join(lines))
     return doc
+
+
+_SCORE = re.compile(r"^Score: (?P<score>[^ ]+) / (?P<max>[^ ]+) points(?: \([^ ]+ earned, \u2212[^ ]+ late penalty\))?")
+
+
+def _score_line(line: str, raw: float, final: float | None = None, penalty: float = 0.0) -> str:
+    """results.json's "Score: X / Y points" line with the raw score, or with the final one and the raw
+    score and the penalty beside it (the rest of the line, e.g. the pending GPU note, kept)."""
+    match = _SCORE.match(line)
+    if match is None:
+        return line
+    head = f"Score: {raw:g} / {match['max']} points" if final is None else \
+        f"Score: {final:g} / {match['max']} points ({raw:g} earned, \u2212{penalty:g} late penalty)"
+    return head + line[match.end():]
 
 
 def student_line(late: dict[str, Any], max_score: float) -> str:

@@ -145,7 +145,7 @@ def test_entry(record: dict[str, Any], number: str, ran: str) -> dict[str, Any]:
     if status == "pending" and not record.get("gpu"):  # (`grader check` off Linux: checked only when graded)
         entry["output"] = f"pending: {message} (its {_pts(points)} points are neither given nor lost here)"
     elif status == "pending":
-        entry["output"] = (f"pending: needs CUDA; this test runs on the GPU runner and its {_pts(points)} "
+        entry["output"] = (f"pending: needs CUDA; this test runs on a GPU machine (the course staff grade it) and its {_pts(points)} "
                            "points are merged in later (neither given nor lost yet)")
     else:
         entry["status"] = "passed" if status == "passed" else "failed"
@@ -160,7 +160,7 @@ def test_entry(record: dict[str, Any], number: str, ran: str) -> dict[str, Any]:
             entry["output"] = f"checked: {checked}\n{message or status}"
     entry["extra_data"] = {"id": record["id"], "module": record["module"], "result": status, "hidden": hidden,
                            "gpu": bool(record.get("gpu")),
-                           "ran": "pending (GPU runner)" if status == "pending" else ran}
+                           "ran": "pending (GPU machine)" if status == "pending" else ran}
     if record.get("figures") and not hidden and status != "pending":  # hidden tests: no details, no pictures
         entry["extra_data"]["figures"] = record["figures"]
     return entry
@@ -184,7 +184,7 @@ def summary_lines(table: dict[str, Any], *, status: str = "graded", reason: str 
         lines.append("Your submission is empty: it holds no module file (expected assignment/<module>.py)"
                      + (f"; it holds: {', '.join(held)}" if held else "") + ". Nothing was run.")
     lines.append(f"Score: {_pts(earned)} / {_pts(possible + pending)} points"
-                 + (f" ({_pts(pending)} points of GPU tests pending: graded on the GPU runner)" if pending else ""))
+                 + (f" ({_pts(pending)} points of GPU tests pending: graded on a GPU machine by the course staff)" if pending else ""))
     width = max([len(m) for m in table] + [6])
     lines.append(f"  {'module':<{width}}  {'points':>9}  {'pending points':>14}  tests not attempted")
     for m, sc in table.items():

@@ -320,7 +320,7 @@ class TrustedGrader:
                 if r["id"] in finished:
                     records[i] = finished[r["id"]]
                 elif r.get("gpu") and self.options.device != "cuda":
-                    r.update(status="pending", message="needs CUDA: graded on the GPU runner")
+                    r.update(status="pending", message="needs CUDA: graded on a GPU machine by the course staff")
                 else:
                     r.update(status="failed", message=f"not graded: {why}")
             records = bounded_messages(records)
@@ -349,7 +349,7 @@ class TrustedGrader:
         records = self._collected(job)
         for r in records:
             if r.get("gpu") and self.options.device != "cuda":
-                r.update(status="pending", message="needs CUDA: graded on the GPU runner")
+                r.update(status="pending", message="needs CUDA: graded on a GPU machine by the course staff")
             elif status == "empty":
                 r.update(status="not_attempted", message="not attempted: the submission holds no module file")
             else:

@@ -92,7 +92,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         console.print(shown(run.log, LOG_LIMIT, newlines=True), markup=False, highlight=False)
         return 2
     if not run.meta.get("cuda"):
-        console.print("No CUDA here: GPU tests are listed as pending (graded on the GPU runner).")
+        console.print("No CUDA here: GPU tests are listed as pending (graded on a GPU machine by the course staff).")
     return _report(args, run.records, console, student=source.student)
 
 
@@ -170,5 +170,5 @@ def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...],
         if line.startswith(("Your submission", "Helper modules", "Not taken", "Missing files", "No module", "Note")):
             console.print(shown(line, MESSAGE_LIMIT), highlight=False, markup=False)
     if any(r["status"] == "pending" for r in doc["records"]):
-        console.print("GPU tests are listed as pending (graded on the GPU runner).")
+        console.print("GPU tests are listed as pending (graded on a GPU machine by the course staff).")
     return _report(args, doc["records"], console, student=source.student, results=results)

@@ -30,7 +30,7 @@ from grader.batch.results import Layout, load_results
 FEEDBACK = "feedback.html"
 COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
 WORDS = {"passed": "passed", "failed": "failed", "error": "failed (the test could not run)",
-         "not_attempted": "not attempted", "pending": "pending (GPU runner)", "skipped": "skipped"}
+         "not_attempted": "not attempted", "pending": "pending (GPU machine)", "skipped": "skipped"}
 
 
 class FeedbackError(Exception):
@@ -166,7 +166,7 @@ def score_line(doc: dict[str, Any]) -> str:
     late = extra.get("late") if isinstance(extra.get("late"), dict) else None
     top, score = _num(doc.get("max_score")), _num(doc.get("score"))
     pending = _num(extra.get("pending_points"))
-    tail = f" ({pending:g} points of GPU tests pending: graded on the GPU runner)" if pending else ""
+    tail = f" ({pending:g} points of GPU tests pending: graded on a GPU machine by the course staff)" if pending else ""
     if late is None:
         return f"{score:g} / {top:g} points{tail}"
     from grader.batch.late import on_time_word

@@ -30,8 +30,8 @@ RECORDS = [
     _record("views", "test_d", "failed", "expected 3, got 4\nsecond line"),
     _record("views", "test_e", "not_attempted", "not attempted: views.py:4 raises NotImplementedError"),
     _record("flops", "test_f", "not_attempted", "not attempted"),
-    _record("flops", "test_g", "pending", "needs CUDA: graded on the GPU runner", gpu=True),
-    _record("data", "test_h", "pending", "needs CUDA: graded on the GPU runner", gpu=True),
+    _record("flops", "test_g", "pending", "needs CUDA: graded on a GPU machine by the course staff", gpu=True),
+    _record("data", "test_h", "pending", "needs CUDA: graded on a GPU machine by the course staff", gpu=True),
     _record("data", "test_i", "pending", "checked only when graded: this machine cannot measure memory"),
     _record("data", "test_j", "passed"),
 ]
@@ -43,7 +43,7 @@ def test_modules_not_started_collapse_and_started_ones_show_each_test() -> None:
         "[red]✗[/red] views: test d — expected 3, got 4",
         "[yellow]·[/yellow] views: test e — not attempted: views.py:4 raises NotImplementedError",
         "[yellow]·[/yellow] not attempted yet: memory, flops (3 tests)",
-        "[blue]…[/blue] pending, needs CUDA: graded on the GPU runner: 2 tests in flops, data",
+        "[blue]…[/blue] pending, needs CUDA: graded on a GPU machine by the course staff: 2 tests in flops, data",
         "[blue]…[/blue] data: test i — checked only when graded: this machine cannot measure memory",
         "`grader check --module MODULE` checks one module and lists each of its tests.",
     ]

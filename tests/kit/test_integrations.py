@@ -319,7 +319,7 @@ def test_gradescope_staff_policy_says_who_grades_the_gpu_tests(tmp_path):
     assert (out["score"], out["max_score"], out["extra_data"]["pending_points"]) == (5, 9, 4)  # totals untouched
     assert "4 points on the GPU tests are graded by the course staff on a GPU machine " \
            "(grader grade --device cuda + grader merge)" in out["output"]
-    assert "graded on the GPU runner" not in out["output"] and validate_results(out) == []
+    assert "graded on a GPU machine by the course staff" not in out["output"] and validate_results(out) == []
     mfu = next(t for t in out["tests"] if t["extra_data"]["gpu"])
     assert "course staff" in mfu["output"] and mfu["max_score"] == 4 and mfu["score"] == 0
 
