@@ -183,7 +183,7 @@ class _Analysis(Evaluator):
         if shared(v) or (holders and v.flags & H) or v.flags & T:
             self.report(sc, node, message)
         for r in v.refs:
-            if r[0] in "pc":
+            if r[0] in "pqc":
                 self.join(("w", self.owner[r[1]]), Val(0, frozenset([r])))
 
     # -- scopes and names ----------------------------------------------------------------------

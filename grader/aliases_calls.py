@@ -90,7 +90,7 @@ class Calls:
             elif r[0] == "f":
                 resolved = True
                 out |= self._apply(self.funcs[r[1]], func, receiver, args, kws, star, dstar, sc, node)
-            elif r[0] in "pc":  # calling what the caller passed
+            elif r[0] in "pqc":  # calling what the caller passed
                 out |= refs_val(("c", r[1]))
                 if holdable(everything):
                     self.join(("w", self.owner[r[1]]), refs_val(("x", r[1])))
@@ -207,31 +207,35 @@ class Calls:
                 give(pid, spread | elem(spread))
         ret = self.read(("ret", f.fid))
         writes = self.read(("w", f.fid))
-        out = Val(ret.flags, frozenset(r for r in ret.refs if r[0] not in "pc" or self.owner[r[1]] != f.fid))
+        out = Val(ret.flags, frozenset(r for r in ret.refs if r[0] not in "pqc" or self.owner[r[1]] != f.fid))
         self.depth += 1
         try:
             for r in ret.refs:
-                if r[0] in "pc" and self.owner[r[1]] == f.fid:
-                    v = given.get(r[1], NONE)
-                    out |= v if r[0] == "p" else self.call(v, None, None, [], {}, NONE, NONE, sc, None)
+                if r[0] in "pqc" and self.owner[r[1]] == f.fid:
+                    out |= self._passed(r, given.get(r[1], NONE), sc)
             what = f"monkeypatches through {spelled(node.func) if isinstance(node, ast.Call) else 'a call'}(...)"
             for r in writes.refs:
-                if r[0] in "pcx" and bound and r[1] == f.self_pid:
+                if bound and r[1] == f.self_pid:
                     continue  # a method writes its own instance
                 v = given.get(r[1], NONE)
                 if r[0] == "x":
                     if self.patcher(v):
                         self.report(sc, node, what + ": passes a function that writes its argument")
                     for p in v.refs:
-                        if p[0] in "pc":
+                        if p[0] in "pqc":
                             self.join(("w", self.owner[p[1]]), refs_val(("x", p[1])))
                     continue
-                if r[0] == "c":
-                    v = self.call(v, None, None, [], {}, NONE, NONE, sc, None)
-                self.written(v, sc, node, what, holders=True)
+                self.written(self._passed(r, v, sc), sc, node, what, holders=True)
         finally:
             self.depth -= 1
         return out
+
+    def _passed(self: Any, r: tuple, v: Val, sc: Any) -> Val:
+        """The argument `v` in place of the parameter reference `r`: itself, something reached from
+        it (an item, an attribute: shared if it holds or is anything shared), or what calling it returns."""
+        if r[0] == "p":
+            return v
+        return elem(v) if r[0] == "q" else self.call(v, None, None, [], {}, NONE, NONE, sc, None)
 
     def construct(self: Any, f: Any, args: list[Val], kws: dict, star: Val, dstar: Val, sc: Any, node: Any) -> Val:
         """`C(...)` for a submission class: its __new__, __init__ and __post_init__ run; a dataclass

@@ -255,7 +255,9 @@ class Evaluator(Calls):
                 out |= self._module_attr(r[1], a, {r[1]})
             elif r[0] == "f" and self.funcs[r[1]].kind == "class":
                 out |= self.class_member(r[1], a, set())
-            elif r[0] in "pc":
+            elif r[0] in "pq":
+                refs.add(("q", r[1]))  # reached from what the caller passed
+            elif r[0] == "c":
                 refs.add(r)
         return out | Val(flags, frozenset(refs))
 

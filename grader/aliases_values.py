@@ -16,7 +16,8 @@ MAX_CHAIN = 8
 
 class Val(NamedTuple):
     """What an expression may evaluate to: flags, and references ("o", chain) to a library object,
-    ("m", module), ("f", def id), ("p", parameter id) and ("c", parameter id): what calling it returns."""
+    ("m", module), ("f", def id), ("p", parameter id): what the caller passes, ("q", parameter id):
+    something reached from it (an attribute, an item), ("c", parameter id): what calling it returns."""
 
     flags: int = 0
     refs: frozenset = frozenset()
@@ -92,7 +93,7 @@ def holdable(v: Val) -> bool:
 
 
 def own_refs(v: Val) -> frozenset:
-    return frozenset(r for r in v.refs if r[0] in "fpc")
+    return frozenset(r for r in v.refs if r[0] in "fpqc")
 
 
 def container_of(v: Val) -> Val:
@@ -108,7 +109,7 @@ def elem(v: Val) -> Val:
     """What a container hands out (an item, an element, a `with ... as`): shared if it holds anything shared."""
     if v.flags & T:
         return TOP
-    return Val(v.flags | (S if holdable(v) else 0), own_refs(v))
+    return Val(v.flags | (S if holdable(v) else 0), frozenset(("q", r[1]) if r[0] == "p" else r for r in own_refs(v)))
 
 
 def spelled(node: ast.AST, limit: int = 80) -> str:

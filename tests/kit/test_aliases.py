@@ -71,6 +71,11 @@ FLAGGED = {
     "function returns it": "import torch\ndef get():\n    return torch.Tensor\nget()._swap = 1\n",
     "function returns it, aliased": "import torch\ndef get():\n    return torch.Tensor\ng = get\ng()._swap = 1\n",
     "chain of returns": "import torch\ndef a():\n    return b()\ndef b():\n    return torch.Tensor\na()._swap = 1\n",
+    "an item of what was passed": "import torch\ndef first(xs):\n    return xs[0]\nfirst([torch.Tensor])._swap = 1\n",
+    "backends, back to torch through a function": "import torch\ndef get(m):\n    return m.torch\n"
+                                                  "get(torch.backends.cudnn).Tensor._swap = 1\n",
+    "backends kept in an object": "import torch\nclass H:\n    def __init__(self, b):\n        self.b = b\n"
+                                  "H(torch.backends.cudnn).b.torch.Tensor._swap = 1\n",
     "identity function": "import torch\ndef ident(x):\n    return x\nident(torch.Tensor)._swap = 1\n",
     "decorated with lru_cache": "import torch, functools\n@functools.lru_cache\ndef get():\n    return torch.Tensor\n"
                                 "get()._swap = 1\n",
@@ -185,6 +190,7 @@ CLEAN = {
                              "    n: int = 0\nc = C()\nc.n = 2\n",
     "a bound writer of a dict made here, aliased": "d = {}\nu = d.update\nu(a=1)\ns = setattr\n"
                                                    "class A:\n    pass\ns(A(), 'x', 1)\n",
+    "backends set by a helper": "import torch\ndef setup(b):\n    b.deterministic = True\nsetup(torch.backends.cudnn)\n",
     "rng states": "import torch\nrng = {'cpu': torch.get_rng_state()}\nrng['cuda'] = None\n",
     "a checkpoint file": "import os, torch, tempfile\ndef save(obj, path):\n    fd, tmp = tempfile.mkstemp()\n"
                          "    with os.fdopen(fd, 'wb') as f:\n        torch.save(obj, f)\n        f.flush()\n"
