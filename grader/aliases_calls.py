@@ -140,7 +140,7 @@ class Calls:
         if last in ("property", "cached_property"):  # a property is what its getter returns
             return Val(0, frozenset(("g", r[1]) for r in everything.refs if r[0] == "f"))
         if chain == "builtins.getattr":
-            name = _constant_name(node)
+            name = _constant_name(node) or ("*" if self._delegated(node, sc) else None)
             got = self.attribute(args[0], name) if args and name and not dunder(name) else Val(S)
             return got | (args[2] if len(args) > 2 else NONE)
         if chain == "builtins.vars":
@@ -229,6 +229,15 @@ class Calls:
         finally:
             self.depth -= 1
         return out
+
+    def _delegated(self: Any, node: Any, sc: Any) -> bool:
+        """`getattr(x, name)` inside `__getattr__(self, name)`: Python calls it implicitly only for a
+        name that is not a dunder (a dunder load is shared where it is written), and an explicit
+        `obj.__getattr__(...)` is a lookup there: so `name` is some plain attribute name."""
+        arg = node.args[1] if isinstance(node, ast.Call) and len(node.args) > 1 else None
+        f = self.funcs[sc.fid] if sc is not None and sc.fid is not None else None
+        return isinstance(arg, ast.Name) and f is not None and getattr(f.node, "name", "") in (
+            "__getattr__", "__getattribute__") and arg.id in f.byname and self._resolve(sc, arg.id) is f.scope
 
     def _passed(self: Any, r: tuple, v: Val, sc: Any) -> Val:
         """The argument `v` in place of the parameter reference `r`: itself, something reached from

@@ -123,6 +123,9 @@ FLAGGED = {
     "namedtuple": "import torch, collections\nN = collections.namedtuple('N', 'T')\nN(torch.Tensor).T._swap = 1\n",
     "property": "import torch\nclass P:\n    @property\n    def T(self):\n        return torch.Tensor\nP().T._swap = 1\n",
     "property()": "import torch\nclass P:\n    T = property(lambda self: torch.Tensor)\nP().T._swap = 1\n",
+    "a wrapper's __getattr__ called for a dunder": "import torch\nclass Wrap:\n    def __getattr__(self, name):\n"
+                                                   "        return getattr(torch.zeros(1), name)\n"
+                                                   "Wrap().__getattr__('__class__')._swap = 1\n",
     "class __getattr__": "import torch\nclass P:\n    def __getattr__(self, name):\n        return torch.Tensor\n"
                          "P().anything._swap = 1\n",
     "instance __call__": "import torch\nclass P:\n    def __call__(self):\n        return torch.Tensor\nP()()._swap = 1\n",
@@ -191,6 +194,11 @@ CLEAN = {
     "a bound writer of a dict made here, aliased": "d = {}\nu = d.update\nu(a=1)\ns = setattr\n"
                                                    "class A:\n    pass\ns(A(), 'x', 1)\n",
     "backends set by a helper": "import torch\ndef setup(b):\n    b.deterministic = True\nsetup(torch.backends.cudnn)\n",
+    "a wrapper delegating by __getattr__": "import torch\nclass Wrap:\n    def __init__(self, inner):\n"
+                                           "        self.inner = inner\n    def __getattr__(self, name):\n"
+                                           "        return getattr(self.inner, name)\n"
+                                           "w = Wrap(torch.nn.Linear(1, 1))\nw.weight.data = torch.zeros(1, 1)\n"
+                                           "p = torch.nn.Parameter(torch.zeros(1))\np.grad = None\n",
     "rng states": "import torch\nrng = {'cpu': torch.get_rng_state()}\nrng['cuda'] = None\n",
     "a checkpoint file": "import os, torch, tempfile\ndef save(obj, path):\n    fd, tmp = tempfile.mkstemp()\n"
                          "    with os.fdopen(fd, 'wb') as f:\n        torch.save(obj, f)\n        f.flush()\n"
