@@ -32,7 +32,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tolerant_output() -> None:
+    """Where stdout or stderr cannot encode what the kit prints (Windows, output piped or in Git
+    Bash: cp1252 has no "✗"), a character it cannot encode is printed as "?" instead of raising."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            "✗━".encode(stream.encoding or "ascii")
+        except (UnicodeEncodeError, LookupError):
+            try:
+                stream.reconfigure(errors="replace")
+            except (AttributeError, ValueError):
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    _tolerant_output()
     args = build_parser().parse_args(argv)
     if args.command == "check" and args.path is None:
         args.path = "assignment" if not (Path.cwd() / "assignment").is_dir() else str(Path.cwd() / "assignment")

@@ -108,3 +108,17 @@ def test_nothing_forks_off_linux(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "platform", "darwin")
     got = contained(os.getpid)
     assert got.error is None and got.value == os.getpid()
+
+
+def test_an_output_that_cannot_encode_the_marks_gets_question_marks(tmp_path: Path) -> None:
+    """Windows with the output piped (CI, Git Bash, `> file`) writes cp1252, which has no "✗": the
+    failure lines come out with "?" instead of a UnicodeEncodeError."""
+    from grader.mutants import build_target, load_mutants
+
+    target = build_target(load_mutants(("memory",))[0], tmp_path / "mutant")
+    proc = subprocess.run([sys.executable, "-m", "grader.cli", "check", str(target), "--module", "memory"],
+                          cwd=KIT_ROOT, env={**_env(True), "PYTHONIOENCODING": "cp1252"}, capture_output=True,
+                          timeout=900, stdin=subprocess.DEVNULL)
+    out = proc.stdout.decode("cp1252")
+    assert proc.returncode == 0, out[-2000:] + proc.stderr.decode("cp1252", "replace")[-2000:]
+    assert "\n? memory: " in out and "UnicodeEncodeError" not in out
