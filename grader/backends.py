@@ -37,7 +37,14 @@ def read_module_source(folder: Path, module: str) -> str | None:
     path = folder / f"{module}.py"
     if not path.is_file() or path.is_symlink():
         return None
-    data = path.read_bytes()
+    return decode_source(path.read_bytes())
+
+
+def decode_source(data: bytes | str) -> str:
+    """A module file's text from its bytes, as the import reads them (the declared encoding; staging
+    accepts UTF-8 only), undecodable bytes replaced."""
+    if isinstance(data, str):
+        return data
     try:  # what the import reads: bytes in the declared encoding (staging accepts UTF-8 only)
         import io
         import tokenize

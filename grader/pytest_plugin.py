@@ -224,7 +224,11 @@ def student(request: pytest.FixtureRequest) -> Student:
     config = request.config
     folder = resolve_target(config.getoption("--target"))
     backend_name = config.getoption("--backend")
-    if backend_name == "sandbox":
+    sources = None
+    if backend_name == "sandbox":  # read before anything of the submission runs (grader.sources.SourceSet.freeze)
+        from grader.sources import SourceSet
+
+        sources = SourceSet(folder).freeze()
         from grader.sandbox import SandboxBackend  # added with the batch grader
 
         backend = SandboxBackend(folder)
@@ -234,7 +238,7 @@ def student(request: pytest.FixtureRequest) -> Student:
         backend = InProcessBackend(folder)
     request.addfinalizer(backend.close)
     stop = config.stash[_STOP]
-    return Student(_Budgeted(backend, stop) if stop.budget is not None else backend, str(folder))
+    return Student(_Budgeted(backend, stop) if stop.budget is not None else backend, str(folder), sources)
 
 
 # -- outcomes -------------------------------------------------------------------------------

@@ -137,11 +137,30 @@ class SourceSet:
         self.spent = 0  # bytes parsed so far
         self.memo: dict[Any, Any] = {}
 
+    def freeze(self) -> "SourceSet":
+        """Read every file now (their bytes together up to the budget and one file more), and never
+        the folder again: the trusted checks read what was staged before any of the submission's
+        code ran, whatever that code may write into its folder later (a launcher without a
+        read-only mount, run without root, cannot stop it).  Returns self."""
+        if self.folder is not None:
+            read = 0
+            for name in sorted(self.names):
+                if read > MAX_TOTAL_BYTES:
+                    break
+                try:
+                    read += len(self.data(name))
+                except Unparsable:
+                    pass
+            self.folder = None
+        return self
+
     def data(self, name: str) -> bytes | str:
         if name not in self.names:
             raise LookupError(f"{name}.py is missing")
         if name not in self._data:
-            assert self.folder is not None
+            if self.folder is None:  # frozen before this file was read: past the budget
+                raise Unparsable(f"{name}.py is not read: the files before it pass the "
+                                 f"{size_words(MAX_TOTAL_BYTES)} a submission's sources may have in all")
             try:  # never follow a symlink swapped in since the listing
                 fd = os.open(self.folder / f"{name}.py", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
                 with os.fdopen(fd, "rb") as f:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from grader import static
-from grader.backends import Backend
+from grader.backends import Backend, decode_source
 from grader.protocol import ErrorData
 from grader.wire import cut
 
@@ -62,14 +62,14 @@ class CheckedWhenGraded(pytest.skip.Exception):
 class Student:
     """Reaches the implementation under test through a backend; returns data only."""
 
-    def __init__(self, backend: Backend, target_label: str):
+    def __init__(self, backend: Backend, target_label: str, sources: static.SourceSet | None = None):
         self.backend = backend
         self.target = target_label
-        # the submission's files, read once: the staged folder does not change while its tests run
-        # (the sandbox sees it read-only), and a suite asks for the same sources ~200 times
         self._texts: dict[str, str | None] = {}
-        # parsed on demand within the byte budget, only the files a question needs; this run only
-        self._sources: static.SourceSet | None = None
+        # the submission's files: `sources` read before any of its code ran (the fixture freezes them:
+        # what the import ran is what the checks read), else read from the folder on demand; parsed
+        # on demand within the byte budget, only the files a question needs; this run only
+        self._sources: static.SourceSet | None = sources
 
     # -- behaviour ---------------------------------------------------------------------------
     def outcome(self, probe: str, **kwargs: Any) -> Any | ErrorData:
@@ -116,7 +116,14 @@ class Student:
     # -- source (read, never run) -------------------------------------------------------------
     def source(self, module: str) -> str:
         if module not in self._texts:
-            self._texts[module] = self.backend.source(module)
+            if self._sources is not None and self._sources.folder is None:  # the frozen files
+                try:
+                    self._texts[module] = decode_source(self._sources.data(module)) \
+                        if module in self._sources.names else None
+                except SyntaxError as exc:  # (Unparsable: not read, past the budget)
+                    raise ProbeError(module, detail=str(exc)) from None
+            else:
+                self._texts[module] = self.backend.source(module)
         text = self._texts[module]
         if text is None:
             raise NotAttempted(module, detail=f"{module}.py is missing")

@@ -13,8 +13,10 @@
   (its scratch folders on the host, landlock and rlimits launchers: on disk their pages are
   reclaimable page cache, which a cgroup limit never refuses; and deleted files its processes
   keep open, which no folder walk sees), each scratch folder held to the size bubblewrap gives
-  its tmpfs, and, where no cgroup exists, the resident memory of every process of the sandbox
-  plus those files against the memory cap; it kills the sandbox over either.  During a measured
+  its tmpfs, and, where no cgroup exists, the memory of every process of the sandbox plus those
+  files against the memory cap (shared pages counted once: `held_bytes`, the processes'
+  proportional set sizes, asked for only when the cheaper VmRSS sum is over the cap, so 64
+  forks of one worker do not count its imports 64 times); it kills the sandbox over either.  During a measured
   call it samples every 2 ms and reports the peak growth of the summed VmRSS (a student can
   reset VmHWM through /proc/self/clear_refs, so the high-water mark inside is not trusted).
 """
@@ -230,9 +232,9 @@ def join_cgroup_preexec(procs_file: str) -> Callable[[], None]:
 
 # -- watching from outside ---------------------------------------------------------------------
 
-def _status_kib(pid: int, field: str) -> int:
+def _status_kib(pid: int, field: bytes, name: str = "status") -> int:
     try:
-        with open(f"/proc/{pid}/status", "rb") as f:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
             for line in f:
                 if line.startswith(field):
                     return int(line.split()[1])
@@ -258,6 +260,17 @@ def tree_pids(root: int) -> list[int]:
 
 def rss_bytes(pids: list[int]) -> int:
     return sum(_status_kib(p, b"VmRSS:") for p in pids) * 1024
+
+
+def held_bytes(pids: list[int]) -> int:
+    """The memory `pids` hold together, each shared page counted once: their proportional set sizes
+    (``Pss`` of /proc/PID/smaps_rollup: a page shared by n processes counts 1/n in each).  Summing
+    VmRSS would count a page once per process that maps it: 64 forks of one worker would count its
+    imports 64 times and be killed for memory they do not hold.  smaps_rollup walks the page tables,
+    so callers ask for it only when the cheap VmRSS sum (never less) is over a cap."""
+    if len(pids) <= 1:
+        return rss_bytes(pids)
+    return sum(_status_kib(p, b"Pss:", "smaps_rollup") or _status_kib(p, b"VmRSS:") for p in pids) * 1024
 
 
 #: Most entries a scratch folder may hold (the walk that measures it is bounded by this; bubblewrap's
@@ -374,7 +387,7 @@ class Monitor(threading.Thread):
             return self.killed
         self._files, why = self.files()
         self._files_at = time.monotonic()
-        rss = rss_bytes(self.pids()) if self.cap else 0
+        rss = self.held() if self.cap else 0
         if not why and self.cap and rss + self._files > self.cap:
             why = (f"it held {(rss + self._files) / 2**30:.1f} GiB of memory and files (the cap is "
                    f"{self.cap / 2**30:g} GiB)")
@@ -395,6 +408,13 @@ class Monitor(threading.Thread):
                 self.kill(self.killed)
         return rss_bytes(self.pids()) if self.cap or self.measuring else 0
 
+    def held(self, rss: int | None = None) -> int:
+        """What the sandbox's processes hold: the VmRSS sum (`rss`, if sampled already) when it is under
+        the cap, else their shared pages counted once (`held_bytes`)."""
+        pids = self.pids()
+        rss = rss_bytes(pids) if rss is None else rss
+        return rss if rss + self._files <= self.cap else held_bytes(pids)
+
     def measure(self) -> None:
         self.baseline = self.peak = rss_bytes(self.pids())
         self.measuring = True
@@ -409,8 +429,9 @@ class Monitor(threading.Thread):
             rss = self.sample()
             if self.measuring:
                 self.peak = max(self.peak, rss)
-            if self.cap and rss + self._files > self.cap and not self.killed:
-                self.killed = (f"the sandbox was killed: it held {(rss + self._files) / 2**30:.1f} GiB of memory "
+            if self.cap and rss + self._files > self.cap and not self.killed \
+                    and (held := self.held(rss)) + self._files > self.cap:
+                self.killed = (f"the sandbox was killed: it held {(held + self._files) / 2**30:.1f} GiB of memory "
                                f"and files (the cap is {self.cap / 2**30:g} GiB)")
                 self.kill(self.killed)
             idle = self.SLOW if self.cap or self.folders else 0.5
