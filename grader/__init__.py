@@ -7,21 +7,13 @@ probe backend (see `grader.backends`) and only data comes back from it.
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-#: The assignment modules, in handout order.  Students, tests and graders rely on these names.
-MODULES: tuple[str, ...] = (
-    "memory",
-    "views",
-    "einops_rewrites",
-    "flops",
-    "gradients",
-    "cruncher",
-    "optimizers",
-    "data",
-    "checkpointing",
-    "mixed_precision",
-    "fp8",
-    "training",
-)
+#: Every module of this copy of the kit, in order: discovered (`grader.course.discover_modules`: a
+#: module is `solutions/NAME.py` with its probes and tests; the order is course.toml's, else the
+#: handout's).  A command working on one assignment of a course takes `grader.course.resolve(...)`'s
+#: modules instead.
+from grader.course import discover_modules as _discover  # noqa: E402
+
+MODULES: tuple[str, ...] = _discover()
 
 #: The repository root (the folder holding pyproject.toml, tests/ and grader/).
 KIT_ROOT: Path = Path(__file__).resolve().parent.parent
