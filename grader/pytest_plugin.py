@@ -7,7 +7,8 @@ Loaded for every run via `addopts = "-p grader.pytest_plugin"` in pyproject.toml
 * Graded tests live in `tests/public/` and `tests/hidden/`; each must carry exactly one
   `@pytest.mark.points(n)`.  Tests in `tests/hidden/` are marked `hidden`, tests in
   `tests/kit/` are marked `kit` (self-tests of the kit, never graded).
-* Tests marked `gpu` are skipped as *pending* on a machine without CUDA; a test the in-process
+* Tests marked `gpu` are skipped as *pending* on a machine without CUDA (left out altogether with
+  `--gpu-tests none`: an assignment whose GPU tests do not count, `grader.course`); a test the in-process
   backend cannot check on this machine (`grader.student.CheckedWhenGraded`: a memory measurement
   on Windows) is pending too, "checked only when graded".
 * `--kit-report FILE` writes one JSON record per graded test (status, points, a one-line
@@ -77,6 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "auto: GPU tests run where CUDA exists, pending elsewhere")
     group.addoption("--backend", default=os.environ.get("KIT_BACKEND", "inprocess"),
                     choices=("inprocess", "sandbox"), help="how probes reach the code under test")
+    group.addoption("--gpu-tests", default=os.environ.get("KIT_GPU_TESTS", "count"), choices=("count", "none"),
+                    help="none: the graded GPU tests are left out (an assignment whose GPU tests do not count, "
+                         "grader.course): not run, not pending, in no maximum")
     group.addoption("--kit-stream", default=None,
                     help="append each graded test's record to this file (JSON lines) as soon as the test ends")
     group.addoption("--kit-budget", default=None, type=float, metavar="SECONDS",
@@ -106,6 +110,10 @@ def module_of(path: Path) -> str:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     device = config.getoption("--device")
     cuda = _cuda_available() and device != "cpu"
+    if config.getoption("--gpu-tests") == "none":  # not part of the assignment: as if they were not there
+        drop = [i for i in items if i.get_closest_marker("gpu") and graded_kind(Path(str(i.fspath))) in GRADED_DIRS]
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [i for i in items if i not in drop]
     if device == "cuda":
         if not _cuda_available():
             raise pytest.UsageError("--device cuda: this machine has no CUDA (torch.cuda.is_available() is False)")

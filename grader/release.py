@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader import KIT_ROOT, MODULES
 
@@ -49,13 +50,14 @@ __pycache__/
 EXCLUDED_NAMES = {"__pycache__", ".pytest_cache", ".hypothesis"}
 
 
-def handout_benchmarks() -> list[str]:
-    """Every `bench/<name>.py` the handout tells students to run: they ship with it (each takes
-    `--target`, whose default in the release is the student's `assignment/`)."""
+def handout_benchmarks(text: str | None = None) -> list[str]:
+    """Every `bench/<name>.py` the handout (or `text`, an assignment's handout) tells students to run:
+    they ship with it (each takes `--target`, whose default in the release is the student's `assignment/`)."""
     import re
 
     handout = KIT_ROOT / "handout.md"
-    text = handout.read_text() if handout.exists() else ""
+    if text is None:
+        text = handout.read_text() if handout.exists() else ""
     return sorted(set(re.findall(r"bench/[A-Za-z0-9_]+\.py", text)))
 
 
@@ -156,24 +158,38 @@ def _copy(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst)
 
 
-def build_release(out: Path) -> Path:
+def build_release(out: Path, assignment: Any = None, course: str = "") -> Path:
     """Write the student release to `out`: stubs, public tests and probes, handout, README.
 
-    No solutions, no hidden tests, no mutants, no kit self-tests.
+    No solutions, no hidden tests, no mutants, no kit self-tests.  `assignment` (a
+    `grader.course.Assignment` of course `course`): that assignment's release only
+    (`grader.course_release`); None or the default assignment: the whole kit.
     """
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} exists and is not empty")
+    one = assignment is not None and not assignment.default
     out.mkdir(parents=True, exist_ok=True)
-    write_assignment(out / "assignment")
-    for rel in (*RELEASE_PATHS, *handout_benchmarks()):
+    if one:
+        from grader.course_release import write_assignment_release
+
+        benchmarks = write_assignment_release(out, assignment, course, KIT_ROOT)
+        shared = [r for r in RELEASE_PATHS if r not in ("tests/probes", "tests/public", "handout.md")]
+    else:
+        write_assignment(out / "assignment")
+        benchmarks, shared = handout_benchmarks(), list(RELEASE_PATHS)
+        shutil.copy2(KIT_ROOT / "docs" / "STUDENT_README.md", out / "README.md")
+    for rel in (*shared, *benchmarks):
         src = KIT_ROOT / rel
         if src.exists():
             _copy(src, out / rel)
-    shutil.copy2(KIT_ROOT / "docs" / "STUDENT_README.md", out / "README.md")
     (out / ".gitignore").write_text(STUDENT_GITIGNORE)
-    from grader.integrations.github import write_workflow
+    from grader.integrations.github import WORKFLOW_PATH, write_workflow
 
     write_workflow(out)  # the student repo previews its score on each push (CPU, GitHub's runners)
+    if one:
+        from grader.course_release import name_in_workflow
+
+        name_in_workflow(out / WORKFLOW_PATH, assignment)
     leaked = audit_release(out)
     if leaked:
         raise RuntimeError("the release would leak instructor material:\n" + "\n".join(leaked))

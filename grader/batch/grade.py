@@ -78,6 +78,10 @@ class GradeOptions:
     # what grades (grader.batch.suite): set by `grade` before anything is graded, written into each
     # instructor.json; a result is kept only when it was graded by the same suite and settings
     suite: str = ""
+    # the course.toml assignment graded ("": none, the whole kit), recorded in results.json (grader.course);
+    # gpu_tests False: its GPU tests are left out (not run, not pending, in no maximum)
+    assignment: str = ""
+    gpu_tests: bool = True
 
 
 @dataclass
@@ -414,7 +418,7 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
     errors = {o.student: o.message for o in result.outcomes if o.status == "error"}
     result.rows = batch_rows(layout, [src.student for src in sources], errors,
                              [(src.student, why) for src, why in found.refused])
-    write_atomic(layout.grades, grades_csv(result.rows))
+    write_atomic(layout.grades, grades_csv(result.rows, options.modules if options.assignment else None))
     render_summary(result.rows, console)
     from grader.reports.feedback import write_and_report  # the final results.json, new or changed ones
 

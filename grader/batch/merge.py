@@ -133,7 +133,9 @@ def write_merged(out: Path, results: dict[str, dict[str, Any]], instructor: dict
     for student in results:
         write_json(layout.instructor(student), instructor[student])
         write_json(layout.results(student), results[student])
-    write_atomic(layout.grades, grades_csv(merged.rows))
+    from grader.course import recorded
+
+    write_atomic(layout.grades, grades_csv(merged.rows, recorded(results.values()).get("modules")))
 
 
 def markdown_summary(merged: MergeResult) -> str:

@@ -251,7 +251,9 @@ def build_results(records: list[dict[str, Any]], *, student: str, kit_version: s
     """
     launcher = sandbox.get("launcher", "")
     ran = f"cpu: trusted pytest, probes in the sandbox ({launcher})" if launcher else "not run"
-    order = {m: i for i, m in enumerate(MODULES)}
+    graded_with = (submission or {}).get("graded_with") or {}
+    # numbered in the order of the modules graded: an assignment's own (grader.course), as its handout numbers them
+    order = {m: i for i, m in enumerate(graded_with.get("modules") if graded_with.get("assignment") else MODULES)}
     records = sorted(bounded_messages(records), key=lambda r: (order.get(r["module"], 99), bool(r.get("hidden")),
                                                                  r["id"]))
     counters: dict[str, int] = {}
@@ -422,13 +424,21 @@ def batch_rows(layout: Layout, students: Iterable[str], errors: dict[str, str] |
     return sorted(rows, key=lambda r: r["student"])
 
 
-def grades_csv(rows: Iterable[dict[str, Any]]) -> str:
-    """grades.csv: one row per submission; cells that a spreadsheet would evaluate are quoted."""
+def csv_fields(modules: Iterable[str] | None = None) -> tuple[str, ...]:
+    """grades.csv's columns: a column per module of `modules` (an assignment's, `grader.course`), else
+    of every module (`CSV_FIELDS`)."""
+    return CSV_FIELDS if modules is None else ("student", "score", "max_score", "pending", *modules, *CSV_FIELDS[-4:])
+
+
+def grades_csv(rows: Iterable[dict[str, Any]], modules: Iterable[str] | None = None) -> str:
+    """grades.csv: one row per submission; cells that a spreadsheet would evaluate are quoted; a column per
+    module of `modules` (the assignment graded), else of every module."""
+    fields = csv_fields(modules)
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: spreadsheet_cell(row.get(k, "")) for k in CSV_FIELDS})
+        writer.writerow({k: spreadsheet_cell(row.get(k, "")) for k in fields})
     return buf.getvalue()
 
 

@@ -10,8 +10,8 @@ keep the CPU results with their GPU tests pending.  So the key is a sha256 over
   the graded side of ``tests/`` (the public and hidden tests, the probes, the shared helpers at the
   top of ``tests/``), named by their paths; not the kit's self-tests, mutants, variants or
   adversarial cases, which never grade a submission;
-* the settings that change a verdict: modules, hidden tests or not, device, launcher, per-call and
-  import timeouts, the sandbox's memory limit, the trusted side's budgets;
+* the settings that change a verdict: modules, hidden tests or not, device, the course assignment and
+  whether its GPU tests count, launcher, per-call and import timeouts, the sandbox's memory limit, the trusted side's budgets;
 * the versions of Python and torch (their arithmetic is what the tolerances were set against).
 
 The late policy is not in it: it is applied afterwards, to kept results too.  The digest is
@@ -54,6 +54,7 @@ def suite_digest(options: Any, root: Path = KIT_ROOT) -> str:
                 "launcher": options.launcher, "call_timeout": options.call_timeout,
                 "import_timeout": options.import_timeout, "memory_mb": options.memory_mb,
                 "submission_budget": options.submission_budget, "worker_memory_mb": options.worker_memory_mb,
+                "assignment": options.assignment, "gpu_tests": options.gpu_tests,
                 "python": platform.python_version(), "torch": torch.__version__}
     h.update(json.dumps(settings, sort_keys=True).encode())
     return h.hexdigest()

@@ -126,9 +126,16 @@ def collect(options: GradeOptions) -> None:
         empty = Path(folder) / "empty"
         empty.mkdir()
         plugin = _GradePlugin()
-        run_pytest(files, empty, Path(folder) / "report.json", plugin, collect_only=True, quiet="-qq")
+        run_pytest(files, empty, Path(folder) / "report.json", plugin, collect_only=True, quiet="-qq",
+                   extra=suite_args(options))
         if plugin.collect_errors:
             raise GradeError("the tests could not be collected: " + " | ".join(plugin.collect_errors)[:2000])
+
+
+def suite_args(options: GradeOptions) -> tuple[str, ...]:
+    """pytest options every run of the batch's suite takes: an assignment whose GPU tests do not count
+    leaves them out (`grader.pytest_plugin --gpu-tests none`: not run, not pending, in no maximum)."""
+    return () if options.gpu_tests else ("--gpu-tests=none",)
 
 
 def grade_options(options_dict: dict[str, Any]) -> GradeOptions:
@@ -182,11 +189,15 @@ class TrustedGrader:
     def _pytest(self, target: Path, report: Path, collect_only: bool = False,
                 extra: tuple[str, ...] = ()) -> tuple[int, _GradePlugin]:
         plugin = _GradePlugin()
-        return run_pytest(self.files, target, report, plugin, collect_only, extra=extra), plugin
+        return run_pytest(self.files, target, report, plugin, collect_only,
+                          extra=(*suite_args(self.options), *extra)), plugin
 
     def _submission(self, source: Source) -> dict[str, Any]:
+        graded_with: dict[str, Any] = {"modules": list(self.options.modules), "hidden": self.options.hidden}
+        if self.options.assignment:  # (grader.course.recorded reads it back; absent without course.toml)
+            graded_with.update(assignment=self.options.assignment, gpu_tests=self.options.gpu_tests)
         return {"source": source.path.name, "kind": source.kind, "sha256": fingerprint(source),
-                "graded_with": {"modules": list(self.options.modules), "hidden": self.options.hidden}}
+                "graded_with": graded_with}
 
     def grade(self, source: Source, out_dir: Path, work: dict[str, Any] | None = None) -> Outcome:
         """Grade one submission.  `work` (from the pool): its time budget, the folder where this

@@ -264,9 +264,11 @@ class ActionsError(ValueError):
     """Arguments the workflow cannot be written with."""
 
 
-def workflow(org: str, prefix: str, shards: int, modules: tuple[str, ...] = (), *, device: str = "cpu") -> str:
+def workflow(org: str, prefix: str, shards: int, modules: tuple[str, ...] = (), *, device: str = "cpu",
+             assignment: str = "") -> str:
     """The workflow's text for organisation `org`, repositories starting with `prefix`, N shards;
-    `device` "cuda" adds the GPU pass on the self-hosted runner and the merge."""
+    `device` "cuda" adds the GPU pass on the self-hosted runner and the merge; `assignment`: every
+    `grader grade` grades that course.toml assignment (`grader.course`)."""
     if not _ORG.fullmatch(org):
         raise ActionsError(f"--org {org!r}: not a GitHub organisation name")
     if not _PREFIX.fullmatch(prefix):
@@ -276,6 +278,8 @@ def workflow(org: str, prefix: str, shards: int, modules: tuple[str, ...] = (), 
     unknown = [m for m in modules if m not in MODULES]
     if unknown:
         raise ActionsError(f"--module: unknown {', '.join(unknown)}")
+    if assignment and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}", assignment):
+        raise ActionsError(f"--assignment {assignment!r}: not an assignment name")
     if device not in ("cpu", "cuda"):
         raise ActionsError(f"--device {device!r}: cpu or cuda")
     cuda = device == "cuda"
@@ -294,7 +298,8 @@ def workflow(org: str, prefix: str, shards: int, modules: tuple[str, ...] = (), 
         "__REGEX__": re.escape(prefix).replace("\\-", "-"),
         "__N__": str(shards),
         "__SHARDS__": ", ".join(str(k) for k in range(1, shards + 1)),
-        "__GRADE_ARGS__": "".join(f" --module {m}" for m in modules),
+        "__GRADE_ARGS__": "".join(f" --module {m}" for m in modules) + (f" --assignment {assignment}" if assignment
+                                                                          else ""),
     }
     text = with_setup(text)
     for key, value in fill.items():  # in this order: the pieces hold placeholders filled after them

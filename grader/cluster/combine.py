@@ -186,8 +186,9 @@ def combine(out: Path, shard_dirs: list[Path]) -> Combined:
                 shutil.copytree(logs, dest)
         students = sorted(set(result.owner) | set(result.errors))
         result.rows = batch_rows(layout, students, result.errors, result.refused)
-        write_atomic(layout.grades, grades_csv(result.rows))
         m0 = next(iter(manifests.values()))
+        graded = m0.get("graded_with") or {}  # an assignment's own module columns (grader.course)
+        write_atomic(layout.grades, grades_csv(result.rows, graded["modules"] if graded.get("assignment") else None))
         write_json(tmp / "instructor" / COMBINE_JSON, {
             "kit_version": m0["kit_version"], "graded_with": m0["graded_with"], "shards": result.count,
             "from": {str(d): m["shard"][0] for d, m in manifests.items()}, "seen": result.seen,

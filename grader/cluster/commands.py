@@ -49,6 +49,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="another `grader grade` option for every task, e.g. --grade-arg=--public-only (repeatable; "
                         "give files as absolute paths)")
     p.add_argument("--gradebook", metavar="DB_URL", help="the combine job also writes an nbgrader gradebook")
+    p.add_argument("--assignment", metavar="NAME", help="every task grades this course.toml assignment (its modules, "
+                   "maximum and late policy)")
     p.set_defaults(func=cmd_slurm)
 
     p = sub.add_parser("actions", help="write a GitHub Actions workflow grading an organisation's repositories "
@@ -62,6 +64,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "labelled gpu, and merge them into the CPU grades (grader merge)")
     p.add_argument("--out", default=None, help="the file to write (default: .github/workflows/grade-class.yml "
                                                "under the current directory)")
+    p.add_argument("--assignment", metavar="NAME", help="grade this course.toml assignment (its modules, maximum and "
+                   "late policy)")
     p.set_defaults(func=cmd_actions)
 
 
@@ -120,7 +124,11 @@ def cmd_slurm(args: argparse.Namespace, console: Console) -> int:
 
     if args.gradebook and (code := needs_nbgrader("grader slurm", console)) is not None:
         return code  # the combine job would fail at its very end: say it now
+    if (code := _assignment_check(args, console, "grader slurm")) is not None:
+        return code
     grade_args = [a for m in (args.module or []) for a in ("--module", m)]
+    if args.assignment:
+        grade_args += ["--assignment", args.assignment]
     if args.sandbox:
         grade_args += ["--sandbox", args.sandbox]
     if args.require:
@@ -150,8 +158,11 @@ def cmd_actions(args: argparse.Namespace, console: Console) -> int:
     from grader.cluster.actions import WORKFLOW_PATH, ActionsError, workflow, write_workflow
     from grader.commands.common import abspath
 
+    if (code := _assignment_check(args, console, "grader actions")) is not None:
+        return code
     try:
-        text = workflow(args.org, args.prefix, args.shards, tuple(args.module or ()), device=args.device)
+        text = workflow(args.org, args.prefix, args.shards, tuple(args.module or ()), device=args.device,
+                        assignment=args.assignment or "")
         path = write_workflow(abspath(args.out or WORKFLOW_PATH), text)
     except ActionsError as exc:
         console.print(f"[red]grader actions: {escape(str(exc))}[/red]", highlight=False)
@@ -160,3 +171,25 @@ def cmd_actions(args: argparse.Namespace, console: Console) -> int:
                   + (", register a self-hosted runner labelled gpu" if args.device == "cuda" else "")
                   + " and start it from the Actions tab (workflow_dispatch)", highlight=False)
     return 0
+
+
+def _assignment_check(args: argparse.Namespace, console: Console, what: str) -> int | None:
+    """Exit status 2 (said) when --assignment is not one of course.toml's, a --module is not in it, or
+    --device cuda asks for GPU tests that do not count in it; None when the jobs may be written."""
+    if not args.assignment:
+        return None
+    from grader.course import cli_assignment
+
+    assignment = cli_assignment(args.assignment, console, what)
+    if assignment is None:
+        return 2
+    outside = [m for m in args.module or [] if m not in assignment.modules]
+    if outside:
+        console.print(f"[red]{what}: --module {escape(', '.join(outside))}: not in assignment {assignment.name}[/red]",
+                      highlight=False)
+        return 2
+    if args.device == "cuda" and not assignment.gpu_tests:
+        console.print(f"[red]{what}: --device cuda: the GPU tests do not count in assignment {assignment.name} "
+                      "(course.toml: gpu_tests = false)[/red]", highlight=False)
+        return 2
+    return None

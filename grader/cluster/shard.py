@@ -152,7 +152,8 @@ def grade_shard(paths: list[Path], options: Any, shard: Shard, console: Any, ros
 def graded_with(options: Any, late: Any = None) -> dict[str, Any]:
     """What every shard of one class must share: the tests, the device and the late policy."""
     return {"modules": list(options.modules), "hidden": bool(options.hidden), "device": options.device,
-            "late": late.describe() if late is not None else None}
+            "late": late.describe() if late is not None else None,
+            **({"assignment": options.assignment, "gpu_tests": options.gpu_tests} if options.assignment else {})}
 
 
 def load_manifest(folder: Path) -> dict[str, Any]:

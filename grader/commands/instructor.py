@@ -25,6 +25,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("release", help="write the student release, or --check that assignment/ is in sync")
     p.add_argument("out", nargs="?", help="output folder (must not exist or be empty)")
     p.add_argument("--check", action="store_true", help="fail if assignment/ differs from what would be generated")
+    _add_assignment_arg(p, "release only this assignment of course.toml: its stubs, public tests, probes and "
+                           "handout sections, renumbered")
     p.set_defaults(func=cmd_release)
 
     p = sub.add_parser("validate", help="prove the tests: pass on solutions, not attempted on stubs, mutants caught")
@@ -62,8 +64,16 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="cpu: GPU tests recorded as pending; cuda: run only the GPU tests (on the CUDA runner)")
     p.add_argument("--gradebook", metavar="DB_URL", help="also write the grades to an nbgrader gradebook (sqlite:///gradebook.db)")
+    _add_assignment_arg(p, "grade this assignment of course.toml: its modules, its maximum (without its GPU tests "
+                           "where they do not count), its late policy (the late options below override it)")
     _add_late_args(p)
     p.set_defaults(func=cmd_grade)
+
+
+def _add_assignment_arg(p: argparse.ArgumentParser, what: str) -> None:
+    """`--assignment NAME` (grader.course; default: the only assignment, or the whole kit without course.toml)."""
+    p.add_argument("--assignment", metavar="NAME", default=None,
+                   help=f"{what} (default: the only one; without course.toml the whole kit)")
 
 
 def _add_late_args(p: argparse.ArgumentParser) -> None:
@@ -110,6 +120,11 @@ def cmd_release(args: argparse.Namespace, console: Console) -> int:
 
     if (code := needs_instructor_repo("grader release", console)) is not None:
         return code
+    from grader.course import cli_assignment, load_course
+
+    assignment = None
+    if not args.check and (assignment := cli_assignment(args.assignment, console, "grader release")) is None:
+        return 2
     try:
         if args.check:
             problems = check_assignment()
@@ -121,14 +136,17 @@ def cmd_release(args: argparse.Namespace, console: Console) -> int:
         if not args.out:
             console.print("[red]grader release needs OUT (or --check)[/red]")
             return 2
-        out = build_release(abspath(args.out))
+        out = build_release(abspath(args.out), assignment, "" if assignment.default else load_course().name)
     except MarkerError as exc:
         console.print(f"[red]{exc}[/red]", highlight=False)
         return 1
     except FileExistsError as exc:
         console.print(f"[red]{exc}[/red]", highlight=False)
         return 2
-    console.print(f"student release written to {out}")
+    console.print(f"student release written to {out}" + ("" if assignment.default else
+                  f" (assignment {assignment.name}: {len(assignment.modules)} modules"
+                  + (f", carrying over {', '.join(assignment.carried)}" if assignment.carried else "") + ")"),
+                  highlight=False)
     return 0
 
 
@@ -157,11 +175,30 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
     (a path that does not exist, no submissions, the grader could not start)."""
     from grader.batch.grade import GradeError, GradeOptions, grade
     from grader.batch.late import LateInputError, policy_from_args
+    from grader.course import cli_assignment
 
+    if (assignment := cli_assignment(args.assignment, console, "grader grade")) is None:
+        return 2
+    modules = assignment.modules
+    if args.module:  # --module narrows the assignment to some of its modules
+        outside = [m for m in args.module if m not in modules]
+        if outside:
+            console.print(f"[red]grader grade: --module {', '.join(outside)}: not in assignment {assignment.name} "
+                          f"({', '.join(modules)})[/red]", highlight=False)
+            return 2
+        modules = tuple(m for m in modules if m in args.module)
+    if args.device == "cuda" and not assignment.gpu_tests:
+        console.print(f"[red]grader grade: --device cuda: the GPU tests do not count in assignment {assignment.name} "
+                      "(course.toml: gpu_tests = false): there is nothing to grade on a GPU[/red]", highlight=False)
+        return 2
+    late_flags = {"deadline": args.deadline, "penalty": args.late_penalty, "cap": args.late_cap, "grace": args.grace,
+                  "extensions": abspath(args.extensions) if args.extensions else None, "if_no_time": args.if_no_time}
+    # course.toml's policy, each flag given overriding its part (without course.toml: the flags alone, as ever)
+    late_args = {k: (v if v is not None else assignment.late_args()[k]) for k, v in late_flags.items()}
     try:  # the late policy's inputs are read now: bad ones stop everything before grading (exit 2)
-        late = policy_from_args(args.deadline, args.late_penalty, args.late_cap, args.grace,
-                                *(abspath(f) if f else None for f in (args.extensions, args.submitted_at)),
-                                if_no_time=args.if_no_time)
+        late = policy_from_args(late_args["deadline"], late_args["penalty"], late_args["cap"], late_args["grace"],
+                                late_args["extensions"], abspath(args.submitted_at) if args.submitted_at else None,
+                                if_no_time=late_args["if_no_time"])
     except LateInputError as exc:
         from grader.untrusted import MESSAGE_LIMIT, shown_markup
 
@@ -181,7 +218,8 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
             console.print(f"[red]{exc}[/red]", highlight=False)
             return 2
     options = GradeOptions(out=abspath(args.out), jobs=max(1, args.jobs), force=args.force,
-                           modules=tuple(args.module) if args.module else MODULES, hidden=not args.public_only,
+                           modules=modules, hidden=not args.public_only, assignment=assignment.name,
+                           gpu_tests=assignment.gpu_tests,
                            launcher=args.sandbox, call_timeout=args.call_timeout, import_timeout=args.import_timeout,
                            memory_mb=args.memory_mb, progress=not args.no_progress, device=args.device,
                            submission_budget=args.submission_budget, worker_memory_mb=args.worker_memory)

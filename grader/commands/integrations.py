@@ -26,6 +26,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fail-on-pending", action="store_true", help="exit 1 if any GPU test is still pending")
     p.add_argument("--markdown", metavar="FILE", help="append a markdown score table (e.g. $GITHUB_STEP_SUMMARY)")
     p.add_argument("--gradebook", metavar="DB_URL", help="also write the grades to an nbgrader gradebook")
+    p.add_argument("--assignment", metavar="NAME", help="the course.toml assignment both runs graded (refused if not)")
     p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)")
@@ -34,6 +35,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="the course drops the GPU tests (Gradescope has no GPU): left out of the tests and the "
                         "maximum; default: they stay pending and the summary says the course staff grade them "
                         "(grader grade --device cuda + grader merge)")
+    p.add_argument("--assignment", metavar="NAME", help="the bundle grades this course.toml assignment: its modules, "
+                   "its maximum (its GPU tests left out where they do not count); default: the only one, or the "
+                   "whole kit without course.toml")
     p.set_defaults(func=cmd_gradescope)
 
     p = sub.add_parser("classroom-payload", help="one student's results as GitHub Classroom's reporter payload")
@@ -41,12 +45,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--student", help="the student to report (default: the folder's only one)")
     p.add_argument("--github-output", metavar="FILE", help="append result=PAYLOAD to this file ($GITHUB_OUTPUT); "
                    "else print the payload")
+    p.add_argument("--assignment", metavar="NAME", help="the course.toml assignment the results are of (refused if not)")
     p.set_defaults(func=cmd_classroom_payload)
 
     p = sub.add_parser("report", help="one self-contained HTML page on a graded class (instructor-only)")
     p.add_argument("results", help="a results folder written by `grader grade` (or `grader merge`)")
     p.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
     p.add_argument("--compare", metavar="OLD", help="an earlier results folder of the same class: who changed score")
+    p.add_argument("--assignment", metavar="NAME", help="the course.toml assignment the results are of (refused if not)")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("similarity", help="which submissions share code (and which are close to the solutions)")
@@ -59,7 +65,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="write the scores into Canvas's gradebook-import CSV")
     p.add_argument("results", help="a results folder written by `grader grade` (or `grader merge`)")
     p.add_argument("--canvas", required=True, metavar="ROSTER.csv", help="the gradebook CSV Canvas exported")
-    p.add_argument("--assignment", required=True, help='the Canvas column, "Name (assignment id)"')
+    p.add_argument("--assignment", metavar="NAME", help='the course.toml assignment (its canvas_column is filled), '
+                   'or, without course.toml, the Canvas column itself, "Name (assignment id)"')
+    p.add_argument("--column", metavar='"NAME (ID)"', help="the Canvas column to fill (default: the assignment's "
+                   "canvas_column in course.toml)")
     p.add_argument("--out", required=True, help="the CSV to import into Canvas")
     p.add_argument("--map", metavar="IDS.csv", help="columns student,canvas: kit student id -> Canvas login/SIS id")
     p.add_argument("--allow-pending", action="store_true",
@@ -107,6 +116,11 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
 
     if args.gradebook and (code := needs_nbgrader("grader merge", console)) is not None:
         return code
+    from grader.course import cli_results_assignment
+
+    code, _ = cli_results_assignment(args.assignment, [abspath(args.cpu), abspath(args.gpu)], console, "grader merge")
+    if code is not None:
+        return code
     try:
         results, instructor, merged = merge_runs(abspath(args.cpu), abspath(args.gpu))
     except MergeError as exc:
@@ -137,9 +151,21 @@ def cmd_gradescope(args: argparse.Namespace, console: Console) -> int:
 
     if (code := needs_instructor_repo("grader gradescope", console)) is not None:
         return code
-    out = build_bundle(abspath(args.out), "none" if args.no_gpu else "staff")
-    console.print(f"Gradescope autograder bundle written to {out} (upload it as the assignment's autograder)")
-    console.print("GPU tests: left out of the points (--no-gpu)" if args.no_gpu else
+    from grader.course import cli_assignment, load_course
+
+    if (assignment := cli_assignment(args.assignment, console, "grader gradescope")) is None:
+        return 2
+    no_gpu = args.no_gpu or not assignment.gpu_tests
+    out = build_bundle(abspath(args.out), "none" if no_gpu else "staff",
+                       None if assignment.default else (load_course().name, assignment))
+    if assignment.default:
+        console.print(f"Gradescope autograder bundle written to {out} (upload it as the assignment's autograder)")
+    else:
+        console.print(f"Gradescope autograder bundle written to {out} for assignment {shown(assignment.label)} "
+                      f"({', '.join(assignment.modules)}): upload it as the autograder of the Gradescope assignment "
+                      f"{shown(assignment.gradescope_title or assignment.label)!r}", markup=False, highlight=False)
+    console.print(("GPU tests: left out of the points (" + ("--no-gpu)" if args.no_gpu else
+                                                            "course.toml: gpu_tests = false)")) if no_gpu else
                   "GPU tests: pending on Gradescope (no GPU); grade them yourself with `grader grade --device cuda` "
                   "+ `grader merge` (README: GPU tests), or rebuild with --no-gpu to leave them out", highlight=False)
     return 0
@@ -147,8 +173,12 @@ def cmd_gradescope(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_classroom_payload(args: argparse.Namespace, console: Console) -> int:
     """The base64 payload `classroom-resources/autograding-grading-reporter` decodes (see its module)."""
+    from grader.course import cli_results_assignment
     from grader.integrations.classroom import PayloadError, student_payload, write_github_output
 
+    code, _ = cli_results_assignment(args.assignment, [abspath(args.results)], console, "grader classroom-payload")
+    if code is not None:
+        return code
     try:
         student, payload, encoded = student_payload(abspath(args.results), args.student)
     except PayloadError as exc:
@@ -197,15 +227,19 @@ def cmd_similarity(args: argparse.Namespace, console: Console) -> int:
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
     from grader.integrations.canvas import ExportError, export_canvas
 
+    column = _canvas_column(args, console)
+    if column is None:
+        return 2
     try:
-        result = export_canvas(abspath(args.results), abspath(args.canvas), args.assignment, abspath(args.out),
+        result = export_canvas(abspath(args.results), abspath(args.canvas), column, abspath(args.out),
                                abspath(args.map) if args.map else None, allow_pending=args.allow_pending,
                                create_column=args.create_column)
     except ExportError as exc:
         console.print(f"[red]grader export: {shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
         return 2
     console.print(f"wrote {args.out}: {len(result.matched)} students matched"
-                  + (f"; {shown(args.assignment)} is a new column (--create-column)" if result.created_column else ""),
+                  + f" into {shown(column)}"
+                  + (" (a new column: --create-column)" if result.created_column else ""),
                   markup=False, highlight=False, soft_wrap=True)
     if result.pending:
         console.print(f"[yellow]warning: {len(result.pending)} exported score(s) lack "
@@ -221,8 +255,13 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    from grader.course import cli_results_assignment
     from grader.reports.classreport import ReportError, write_report
 
+    folders = [abspath(args.results), *([abspath(args.compare)] if args.compare else [])]
+    code, _ = cli_results_assignment(args.assignment, folders, console, "grader report")
+    if code is not None:
+        return code
     try:
         data = write_report(abspath(args.results), abspath(args.out),
                             abspath(args.compare) if args.compare else None)
@@ -232,3 +271,49 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     console.print(f"wrote {args.out}: {len(data.students)} submissions, {len(data.tests)} tests"
                   + (f", {len(data.changes)} changed since {args.compare}" if args.compare else ""))
     return 0
+
+
+def _canvas_column(args: argparse.Namespace, console: Console) -> str | None:
+    """The Canvas column `grader export` fills: --column; else the assignment's canvas_column (course.toml:
+    --assignment NAME, or the assignment the results were graded for); else --assignment itself, a column
+    name as before course.toml existed.  None after saying why there is none (or the results are of
+    another assignment)."""
+    import re
+
+    from grader.course import CourseError, load_course, recorded_in
+
+    results = abspath(args.results)
+    try:
+        course = load_course()
+    except CourseError as exc:
+        console.print(f"[red]grader export: {shown_markup(exc, MESSAGE_LIMIT, newlines=True)}[/red]", highlight=False,
+                      soft_wrap=True)
+        return None
+    name = args.assignment
+    if course is not None and name and course.get(name) is None and not re.fullmatch(r".+ \(\d+\)", name):
+        from grader.course import cli_assignment
+
+        cli_assignment(name, console, "grader export")  # (says: no such assignment, and lists them)
+        return None
+    assignment = course.get(name) if course is not None and name else None
+    if course is not None and assignment is None and not name and not args.column:
+        got = recorded_in(results)
+        assignment = course.get(got["assignment"]) if got else None
+    if assignment is not None:
+        from grader.course import cli_results_assignment
+
+        if cli_results_assignment(assignment.name, [results], console, "grader export")[0] is not None:
+            return None
+    if args.column:
+        return args.column
+    if assignment is not None:
+        if not assignment.canvas_column:
+            console.print(f"[red]grader export: assignment {escape(assignment.name)} has no canvas_column in "
+                          "course.toml: add it, or pass --column \"Name (id)\"[/red]", highlight=False)
+            return None
+        return assignment.canvas_column
+    if name:
+        return name
+    console.print("[red]grader export: which Canvas column? --column \"Name (id)\", or --assignment NAME with a "
+                  "canvas_column in course.toml[/red]", highlight=False)
+    return None

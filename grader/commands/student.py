@@ -32,6 +32,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help=argparse.SUPPRESS)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--html", metavar="FILE", help="also write the feedback page (what passed and failed, with pictures)")
+    p.add_argument("--assignment", metavar="NAME", help="check this course.toml assignment's modules (default: a "
+                   "release's own assignment; the whole kit where course.toml has several)")
     p.set_defaults(func=cmd_check)
 
 
@@ -68,13 +70,21 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     except TargetError as exc:
         console.print(f"[red]{shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
         return 2
-    modules = tuple(args.module) if args.module else MODULES
+    from grader.course import CourseError, check_assignment
+
+    try:  # a release knows its assignment (its course.toml): its modules, and whether its GPU tests count
+        assignment = check_assignment(args.assignment)
+    except CourseError as exc:
+        console.print(f"[red]grader check: {shown_markup(exc, MESSAGE_LIMIT, newlines=True)}[/red]", highlight=False)
+        return 2
+    modules = tuple(args.module) if args.module else assignment.modules
+    gpu_args = () if assignment.gpu_tests else ("--gpu-tests=none",)
     kind = "public and hidden" if args.hidden else "public"
     if args.html and (abspath(args.html).is_dir() or not abspath(args.html).parent.is_dir()):
         console.print(f"[red]--html {escape(args.html)}: not a file in an existing folder[/red]", highlight=False)
         return 2
     if args.sandbox:
-        return _check_sandboxed(args, source, modules, console)
+        return _check_sandboxed(args, source, modules, console, assignment)
     with tempfile.TemporaryDirectory(prefix="kit-check-") as tmp:
         try:
             staged = stage(source, Path(tmp) / "submission")
@@ -86,12 +96,12 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         for line in _staging_lines(staged, modules):
             console.print(shown(line, MESSAGE_LIMIT), highlight=False, markup=False)
         files = test_files(modules, hidden=args.hidden)
-        run = run_suite(staged.folder, files)
+        run = run_suite(staged.folder, files, extra=gpu_args)
     if not run.records:
         console.print("[red]the tests did not run:[/red]")
         console.print(shown(run.log, LOG_LIMIT, newlines=True), markup=False, highlight=False)
         return 2
-    if not run.meta.get("cuda"):
+    if not run.meta.get("cuda") and assignment.gpu_tests:
         console.print("No CUDA here: GPU tests are listed as pending (graded on a GPU machine by the course staff).")
     return _report(args, run.records, console, student=source.student)
 
@@ -132,7 +142,8 @@ def _report(args: argparse.Namespace, records: list[dict], console: Console, *, 
     return 0
 
 
-def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...], console: Console) -> int:
+def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...], console: Console,
+                     assignment=None) -> int:
     """`grader check --sandbox`: exactly `grader grade` on this one submission (staging, sandbox,
     the same tests), shown as the check table."""
     import io
@@ -147,7 +158,9 @@ def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...],
     with tempfile.TemporaryDirectory(prefix="kit-check-") as tmp:
         out = Path(tmp) / "out"
         options = GradeOptions(out=out, jobs=1, force=True, modules=modules, hidden=args.hidden, progress=False,
-                               launcher=args.sandbox_launcher)
+                               launcher=args.sandbox_launcher,
+                               **({"assignment": assignment.name, "gpu_tests": assignment.gpu_tests}
+                                  if assignment is not None and not assignment.default else {}))
         quiet = Console(file=io.StringIO(), width=200)
         try:
             result = grade([source.path], options, quiet)

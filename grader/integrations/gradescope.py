@@ -6,6 +6,11 @@ built, then `run_autograder` per submission with the student's files in
 bundle carries the instructor kit without the reference solutions, mutants or kit
 self-tests (hidden tests included: they never reach students, Gradescope runs them).
 
+`grader gradescope OUT.zip --assignment NAME` (a course.toml assignment, `grader.course`): the
+bundle holds that assignment's marker (kit/course.toml, without the late policy: Gradescope has its
+own) and run_autograder grades it by name: its modules and its maximum; where its GPU tests do
+not count (``gpu_tests = false``) the bundle is ``none`` below, as with ``--no-gpu``.
+
 `AUTOGRADER_ROOT` (default /autograder) and `KIT_PYTHON` let the kit's own tests run the
 bundle in a temporary folder laid out like /autograder.
 
@@ -96,15 +101,25 @@ def _add_script(zf: zipfile.ZipFile, name: str, text: str) -> None:
     zf.writestr(info, text)
 
 
-def build_bundle(out: Path, gpu_tests: str = "staff") -> Path:
+def build_bundle(out: Path, gpu_tests: str = "staff", assignment: tuple[str, Any] | None = None) -> Path:
     """Write the autograder zip: setup.sh and run_autograder at the top, the kit under kit/;
-    `gpu_tests`: how the course grades the GPU tests (`GPU_TESTS`)."""
+    `gpu_tests`: how the course grades the GPU tests (`GPU_TESTS`); `assignment` (course name, a
+    `grader.course.Assignment`): the bundle grades that assignment only (its marker course.toml in
+    kit/, without the late policy: Gradescope applies its own; `grader grade --assignment NAME`)."""
     if gpu_tests not in GPU_TESTS:
         raise ValueError(f"gpu_tests must be one of {', '.join(GPU_TESTS)}")
+    run = RUN_AUTOGRADER.replace("__GPU_TESTS__", gpu_tests)
+    if assignment is not None:
+        run = run.replace("--no-progress ${KIT_GRADE_ARGS", f"--no-progress --assignment {assignment[1].name} "
+                                                             "${KIT_GRADE_ARGS")
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         _add_script(zf, "setup.sh", SETUP_SH)
-        _add_script(zf, "run_autograder", RUN_AUTOGRADER.replace("__GPU_TESTS__", gpu_tests))
+        _add_script(zf, "run_autograder", run)
+        if assignment is not None:
+            from grader.course import marker
+
+            zf.writestr("kit/course.toml", marker(assignment[0], assignment[1]))
         for rel in BUNDLE_PATHS:
             if (KIT_ROOT / rel).exists():
                 _add_tree(zf, KIT_ROOT / rel, f"kit/{rel}")
