@@ -7,10 +7,9 @@ probe backend (see `grader.backends`) and only data comes back from it.
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-#: Every module of this copy of the kit, in order: discovered (`grader.course.discover_modules`: a
-#: module is `solutions/NAME.py` with its probes and tests; the order is course.toml's, else the
-#: handout's).  A command working on one assignment of a course takes `grader.course.resolve(...)`'s
-#: modules instead.
+#: Every module of this copy of the kit: discovered (`grader.course.discover_modules`: a module is
+#: `solutions/NAME.py` with its probes and tests), in the handout's order, else course.toml's.  A
+#: command working on one assignment of a course takes `grader.course.resolve(...)`'s modules instead.
 from grader.course import discover_modules as _discover  # noqa: E402
 
 MODULES: tuple[str, ...] = _discover()

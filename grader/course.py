@@ -5,8 +5,9 @@
 Where there is no `solutions/` (the student release, the Gradescope bundle, the sandbox's kit
 bundle) a module is a public probe file `tests/probes/NAME.py`, plus the modules a release's
 marker says it carries over (below).  Names starting with ``_`` are helpers, never modules.
-Their order (`grader.MODULES`, the summary tables, the test numbers): the assignments of
-`course.toml` in their order, then the handout's ``## N. `name` `` sections, then by name.
+Their order (`grader.MODULES`): the handout's ``## N. `name` `` sections, then the assignments of
+`course.toml` in their order, then by name; an assignment's own modules (its release's handout
+sections, its summary tables and test numbers) are in the order course.toml lists them.
 `discover_modules` is the one function that decides it (`grader new-module` builds on it).
 
 **`course.toml`** (optional, at the kit root; the environment variable ``KIT_COURSE`` names
@@ -192,7 +193,7 @@ def discover_modules(root: Path | None = None) -> tuple[str, ...]:
     if not (root / "solutions").is_dir():
         names += _public_names(root / "tests" / "probes")
     found = set(names)
-    order = [m for m in (*listed, *handout_order(root), *sorted(found)) if m in found]
+    order = [m for m in (*handout_order(root), *listed, *sorted(found)) if m in found]
     return tuple(dict.fromkeys(order))
 
 

@@ -69,6 +69,12 @@ def merge_runs(cpu_dir: Path, gpu_dir: Path) -> tuple[dict[str, dict[str, Any]],
     if unknown:
         raise MergeError(f"{gpu_dir} has students that {cpu_dir} lacks: {', '.join(unknown)}")
     problems = []
+    from grader.course import recorded
+
+    graded = [recorded(r for r, _ in run.values()).get("assignment", "") for run in (cpu, gpu)]
+    if gpu and graded[0] != graded[1]:  # (grader.course: a course.toml assignment, or none)
+        problems.append(f"the CPU run graded {graded[0] and 'assignment ' + graded[0] or 'no assignment'}, the GPU run "
+                        f"{graded[1] and 'assignment ' + graded[1] or 'no assignment'}")
     for student in sorted(set(cpu) & set(gpu)):
         (cv, cs), (gv, gs) = _identity(cpu[student][0]), _identity(gpu[student][0])
         if cv != gv:

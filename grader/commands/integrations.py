@@ -238,8 +238,7 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
         console.print(f"[red]grader export: {shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
         return 2
     console.print(f"wrote {args.out}: {len(result.matched)} students matched"
-                  + f" into {shown(column)}"
-                  + (" (a new column: --create-column)" if result.created_column else ""),
+                  + (f"; {shown(column)} is a new column (--create-column)" if result.created_column else ""),
                   markup=False, highlight=False, soft_wrap=True)
     if result.pending:
         console.print(f"[yellow]warning: {len(result.pending)} exported score(s) lack "

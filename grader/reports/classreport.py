@@ -78,6 +78,8 @@ class ClassData:
     changes: list[dict[str, Any]] = field(default_factory=list)  # after --compare
     #: the late policy found no submission time: student, what was decided, why (grader.batch.late)
     unknown_times: list[dict[str, str]] = field(default_factory=list)
+    #: the course.toml assignment the class was graded for ("" without one: grader.course.recorded)
+    assignment: str = ""
 
     @property
     def graded(self) -> list[dict[str, Any]]:
@@ -160,6 +162,9 @@ def collect(folder: Path, compare: Path | None = None) -> ClassData:
     data = ClassData(folder, students, ordered, incidents, unknown_times=[
         {"student": sid, "decided": unknown_decision(late), "why": shown(late.get("note") or "no reason recorded")}
         for sid, late in unknown_times(layout, [r["student"] for r in students])])
+    from grader.course import recorded_in
+
+    data.assignment = recorded_in(folder).get("assignment", "")
     if compare is not None:
         old = {r["student"]: r for r in read_grades(Path(compare))}
         for row in students:

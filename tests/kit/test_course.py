@@ -276,16 +276,23 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict:
             data["codes"][f"release {hw}"] = cli(["release", str(root / f"release-{hw}"), "--assignment", hw])
         data["codes"]["export hw1 into hw2"] = cli(["export", str(root / "hw1"), "--canvas", str(roster),
                                                     "--assignment", "hw2", "--out", str(root / "wrong.csv")])
+        data["codes"]["merge hw1 with hw2"] = cli(["merge", str(root / "hw1"), str(root / "hw2"), "--out",
+                                                   str(root / "wrong-merge")])
+        data["codes"]["merge hw3"] = cli(["merge", str(root / "hw3"), str(root / "no-gpu-run"), "--out",
+                                          str(root / "hw3-merged"), "--assignment", "hw3", "--fail-on-pending"])
     finally:
         mp.undo()
     return data
 
 
 def test_every_command_of_the_tiny_class_succeeds(tiny: dict) -> None:
-    codes = tiny["codes"]
-    assert {k: v for k, v in codes.items() if k != "export hw1 into hw2"} == dict.fromkeys(
-        [k for k in codes if k != "export hw1 into hw2"], 0), codes
-    assert codes["export hw1 into hw2"] == 2 and not (tiny["root"] / "wrong.csv").exists()
+    codes = dict(tiny["codes"])
+    refused = {k: codes.pop(k) for k in ("export hw1 into hw2", "merge hw1 with hw2")}
+    assert codes == dict.fromkeys(codes, 0), codes
+    assert refused == dict.fromkeys(refused, 2), refused  # results of another assignment: nothing written
+    assert not (tiny["root"] / "wrong.csv").exists() and not (tiny["root"] / "wrong-merge").exists()
+    merged = (tiny["root"] / "hw3-merged" / "grades.csv").read_text()  # nothing pending: --fail-on-pending is 0
+    assert merged == (tiny["root"] / "hw3" / "grades.csv").read_text()
 
 
 @pytest.mark.parametrize("hw, module", [("hw1", "views"), ("hw2", "einops_rewrites"), ("hw3", "memory")])
@@ -301,6 +308,7 @@ def test_totals_agree_across_results_grades_report_gradescope_and_canvas(tiny: d
     header = next(csv.reader(io.StringIO((out / "grades.csv").read_text())))
     assert header == ["student", "score", "max_score", "pending", module, "status", "raw_score", "late_penalty", "late"]
     report = {s["student"]: s for s in collect(out).students}
+    assert f"<h1>Class report: {hw}, assignment {hw}</h1>" in (root / f"{hw}.html").read_text()
     canvas = {r["SIS Login ID"] or r["Student"]: r for r in csv.DictReader(io.StringIO((root / f"canvas-{hw}.csv")
                                                                                       .read_text()))}
     column = {"hw1": "HW1 (1001)", "hw2": "HW2 (1002)", "hw3": "HW3 (1003)"}[hw]
