@@ -32,6 +32,19 @@ BREACH_NAMES = frozenset({
     # other processes computing for the function
     "system", "popen", "spawnv", "spawnl", "execv", "execl", "execvp", "execlp", "fork", "posix_spawn",
 })
+#: Hooks that change what every later call does without writing an attribute (global module hooks,
+#: tracers and profilers that see every frame): a breach of every rule wherever they are named, as a
+#: monkeypatch is (`global_breaches`).
+GLOBAL_HOOKS = frozenset({
+    "register_module_forward_hook", "register_module_forward_pre_hook", "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook", "register_module_backward_hook",
+    "register_module_buffer_registration_hook", "register_module_module_registration_hook",
+    "register_module_parameter_registration_hook", "settrace", "setprofile",
+})
+#: torch's public registries of kernels and function/dispatch handlers: code there can change what a
+#: torch op does for everyone (`torch.library`, `torch.overrides`' modes and handlers); a breach wherever
+#: they are named.
+REGISTRY_MODULES = (("torch", "library"), ("torch", "overrides"))
 #: The only modules code under a rule may import (besides the submission's own): plain
 #: computation.  Anything else (string, pickle, logging, sys, subprocess, ...) can turn a string
 #: into an object or run code elsewhere, and no list of forbidden names can follow it there.
@@ -87,6 +100,8 @@ def _breach(n: ast.AST, file: str, modules: frozenset[str]) -> str | None:
         name = f"def {n.name}"
     elif isinstance(n, ast.Attribute) and _private_torch(n):
         name = dotted_name(n)
+    elif (hook := _global_hook(n)) is not None:
+        name = hook
     elif isinstance(n, ast.Import):
         name = next((a.name for a in n.names if a.name.split(".")[0] in BREACH_MODULES
                      or a.name.split(".")[0] not in ALLOWED_IMPORTS and a.name.split(".")[0] not in modules), None)
@@ -128,11 +143,27 @@ def _loader(n: ast.AST) -> str | None:
     return None
 
 
+def _global_hook(n: ast.AST) -> str | None:
+    """A global hook or torch's kernel and handler registries named at node `n`."""
+    if isinstance(n, ast.Name) and n.id in GLOBAL_HOOKS:
+        return n.id
+    if isinstance(n, ast.Attribute) and (n.attr in GLOBAL_HOOKS
+                                         or tuple(dotted_name(n).split(".")[:2]) in REGISTRY_MODULES):
+        return dotted_name(n)
+    if isinstance(n, (ast.Import, ast.ImportFrom)):
+        named = [a.name for a in n.names] if isinstance(n, ast.Import) else \
+            [n.module or "", *(f"{n.module}.{a.name}" for a in n.names)] if n.level == 0 else []
+        if any(tuple(m.split(".")[:2]) in REGISTRY_MODULES or m.rsplit(".", 1)[-1] in GLOBAL_HOOKS for m in named):
+            return "import of " + ", ".join(m for m in named if m)[:80]
+    return None
+
+
 def global_breaches(tree: ast.Module, file: str) -> list[str]:
     """What no file of a submission may do, wherever it is, because it changes what *other* code
     (a ruled function, the probes) sees at run time, as far as one file tells: define a module
     `__getattr__`, import the kit's own packages (`grader`, `tests`), or load code by a computed name
-    (`importlib`, `__import__`, `exec`/`eval`/`compile`, `sys.modules`, pickles, `torch.hub`...).
+    (`importlib`, `__import__`, `exec`/`eval`/`compile`, `sys.modules`, pickles, `torch.hub`...), or
+    install what changes every later call (`GLOBAL_HOOKS`, `torch.library`, `torch.overrides`).
     Monkeypatching (writing to an imported module, class or function, under any alias) needs the
     whole program: `grader.aliases.monkeypatches`."""
     found: list[str] = []
@@ -148,4 +179,6 @@ def global_breaches(tree: ast.Module, file: str) -> list[str]:
                 found.append(f"imports the grader's own code ({file}:{n.lineno})")
         if (loader := _loader(n)) is not None:
             found.append(f"loads code by a computed name: {loader} ({file}:{getattr(n, 'lineno', '?')})")
+        elif (hook := _global_hook(n)) is not None:
+            found.append(f"changes what every later call does: {hook} ({file}:{getattr(n, 'lineno', '?')})")
     return found

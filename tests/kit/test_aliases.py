@@ -255,3 +255,27 @@ def test_the_reviewers_repro_breaks_the_views_rule(tmp_path: Path) -> None:
     assert any(b.startswith("monkeypatches T._swap (memory.py:") for b in scope.breaches), scope.breaches
     assert static.forbidden_uses(scope, TRANSPOSE_FORBIDDEN), "the rule's check does not see the breach"
     assert static.build_scope(SourceSet(SOLUTIONS), "views", "transpose_view").breaches == []
+
+
+def test_global_hooks_and_torch_registries_break_every_rule() -> None:
+    """Installing what changes every later call without writing an attribute (a global module hook, a
+    tracer, a kernel in torch.library, a torch.overrides mode) is a breach in any file that can run;
+    an ordinary module hook on one's own model is not."""
+    import ast as _ast
+
+    from grader.breaches import global_breaches
+
+    flagged = ["import torch\nlib = torch.library.Library('aten', 'IMPL')",
+               "from torch.overrides import TorchFunctionMode",
+               "import sys\nsys.settrace(lambda *a: None)",
+               "import threading\nthreading.setprofile(print)",
+               "from torch.nn.modules.module import register_module_forward_hook",
+               "import torch\ntorch.nn.modules.module.register_module_forward_pre_hook(lambda m, a: None)",
+               "from torch import library"]
+    clean = ["import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.register_forward_hook(lambda m, a, o: None)",
+             "import torch\nx = torch.ones(2)\nx.register_hook(lambda g: g)",
+             "library = {'a': 1}\nprint(library['a'])"]
+    for code in flagged:
+        assert any("changes what every later call does" in b for b in global_breaches(_ast.parse(code), "m.py")), code
+    for code in clean:
+        assert global_breaches(_ast.parse(code), "m.py") == [], code
