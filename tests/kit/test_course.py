@@ -374,3 +374,29 @@ def test_each_tiny_release_holds_its_module_and_its_check_grades_only_that(tiny:
     result = json.loads(report.read_text())
     assert {t["module"] for t in result["tests"]} == {"memory"} and not any(t["gpu"] for t in result["tests"])
     assert result["earned"] == result["possible"] > 0 and result["pending"] == 0
+
+
+def test_the_gradescope_bundle_of_the_no_gpu_homework_grades_it_alone(tiny: dict, tmp_path: Path) -> None:
+    """hw3's bundle, run in a local /autograder layout: its module only, no GPU test, its maximum without them."""
+    import os
+    import subprocess
+    import sys
+
+    from grader.batch.results import validate_results
+
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(tiny["root"] / "hw3.zip") as zf:
+        zf.extractall(root / "source")
+    (root / "source" / "run_autograder").chmod(0o755)
+    (root / "submission" / "assignment").mkdir(parents=True)
+    shutil.copy2(KIT_ROOT / "solutions" / "memory.py", root / "submission" / "assignment" / "memory.py")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "KIT_PYTHON": sys.executable}
+    env.pop("KIT_COURSE", None)  # the bundle's own course.toml says which assignment it is
+    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
+                          timeout=900)
+    doc = json.loads((root / "results" / "results.json").read_text())
+    assert validate_results(doc) == [], proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert {t["extra_data"]["module"] for t in doc["tests"]} == {"memory"}
+    assert not any(t["extra_data"]["gpu"] for t in doc["tests"]) and doc["extra_data"]["pending_points"] == 0
+    assert doc["score"] == doc["max_score"] == _points_without_gpu("memory")
+    assert "does not grade the GPU tests" in doc["output"]
