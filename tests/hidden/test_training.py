@@ -14,7 +14,7 @@ NAMES = {"sgd": "SGD", "adamw": "AdamW"}
 
 @pytest.mark.points(2)
 def test_train_other_runs(student):
-    """train matches the reference on other sizes, a batch of 1, no square layers, SGD and AdamW, stale gradients"""
+    """train matches the reference on other sizes, a batch of 1, no square layers, SGD and AdamW, stale gradients; no checkpoint without a path"""
     for dim, layers, batch, steps, opt, lr, seed in [(5, 0, 1, 7, "sgd", 0.1, 11), (9, 4, 3, 5, "adamw", 0.003, 12),
                                                      (3, 1, 2, 9, "sgd", 0.2, 13)]:
         got, want, state = run(student, dim, layers, batch, steps, opt, lr, seed)
@@ -32,21 +32,28 @@ def test_train_other_runs(student):
     what = "train(deep linear model (6, 2 layers), torch.optim.SGD) on a model already holding gradients"
     assert_equal(got["grads_none"], [True] * steps, f"{what}: p.grad is None as each step's forward pass begins")
     check_losses(got["losses"], want, what, RTOL)
+    # checkpoint_every without a checkpoint path: nothing is saved (save_checkpoint is a recording stand-in)
+    got = student.probe("training.run", init=init, w_true=w_true, dim=dim, num_layers=layers, batch=batch,
+                        steps=steps, optimizer="sgd", lr=0.05, seed=seed, checkpoint_every=2)
+    assert_equal([c for c in got["calls"] if c[0] == "save"], [],
+                 "train(..., checkpoint_every=2) with no checkpoint_path: calls of save_checkpoint", kind=list)
 
 
 @pytest.mark.points(2)
 def test_train_resume_other_cases(student):
-    """resuming works from a pathlib.Path, when killed right at a checkpoint, every step, with another cadence, and with checkpoint_every=0"""
+    """resuming works from a pathlib.Path, when killed right at a checkpoint, every step, with another cadence, with checkpoint_every=0, and under mixed precision"""
     # (3, 6, 4): resumed from step 6 with checkpoint_every=4, it saves after step 8 (steps done, a multiple
     # of 4), not after this call's 4th step (10)
-    for every, kill, kind, resume_every in [(3, 6, "path", 4), (1, 4, "str", 1), (4, 9, "path", 4)]:
+    for every, kill, kind, resume_every, mp in [(3, 6, "path", 4, False), (1, 4, "str", 1, False),
+                                                (4, 9, "path", 4, False), (2, 7, "str", 2, True)]:
         dim, layers, batch, steps = 5, 2, 3, 11
         got = student.probe("training.resume", init=make_init(dim, layers, 5), other_init=make_init(dim, layers, 6),
                             w_true=make_target(dim, 5), dim=dim, num_layers=layers, batch=batch, steps=steps,
                             every=every, kill_at=kill, path_kind=kind, optimizer="adamw", rerun=True,
-                            resume_every=resume_every)
+                            resume_every=resume_every, mixed_precision=mp)
         what = f"resume (checkpoint every {every}, killed before step {kill}, path as {kind}" + (
-            f", resumed with checkpoint_every={resume_every})" if resume_every != every else ")")
+            f", resumed with checkpoint_every={resume_every}" if resume_every != every else "") + (
+            ", mixed_precision=True" if mp else "") + ")"
         check_checkpoint_calls(got, what)
         assert_type(got["resumed"], list, what)
         last = kill // every * every

@@ -5,7 +5,7 @@ import os
 import torch
 import torch.nn.functional as F
 
-from grader.mutants import mutant
+from grader.mutants import edit, mutant
 
 
 @mutant(replaces="train", why="never clears the gradients: every step adds to the last one's")
@@ -953,3 +953,20 @@ def bk5_train_zero_steps_raise(model, optimizer, get_batch, num_steps, *, checkp
 @mutant(replaces="weight_bytes", why="torch.finfo(dtype).bits // 8: raises for integer and bool dtypes")
 def bk5_weight_bytes_finfo(rows, cols, dtype):
     return rows * cols * (torch.finfo(dtype).bits // 8)
+
+
+# Independent breaking pass (session 8): bugs that had full marks, caught by the mixed-precision step's
+# dtype, a resume under mixed precision, and checkpoint_every without a path.
+
+edit("bk8_mp_float16", within="train", why="hands mixed_precision_step float16 instead of its bfloat16 default",
+     old="loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)",
+     new="loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y, torch.float16)")
+edit("bk8_mp_float32", within="train", why="hands mixed_precision_step float32 (CPU autocast then does nothing)",
+     old="loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)",
+     new="loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y, dtype=torch.float32)")
+edit("bk8_mp_never_checkpoints", within="train", why="the mixed-precision path never saves a checkpoint",
+     old="        if checkpoint_path is not None and checkpoint_every > 0",
+     new="        if not mixed_precision and checkpoint_path is not None and checkpoint_every > 0")
+edit("bk8_save_without_path", within="train", why="saves every checkpoint_every steps even with no checkpoint_path",
+     old="if checkpoint_path is not None and checkpoint_every > 0 and (step + 1)",
+     new="if checkpoint_every > 0 and (step + 1)")

@@ -9,11 +9,12 @@ training probes test the loop with pieces whose behaviour the trusted side knows
 * the model is `KitModel`, the lecture's deep linear model written with torch ops (the state-dict
   keys of `Cruncher`: ``layers.<i>.weight``, ``final.weight``), and the optimizers are
   `torch.optim.SGD` / `torch.optim.AdamW`, as in the trusted reference loop;
-* `stand_ins(impl)` swaps the student's `save_checkpoint`, `load_checkpoint` and
-  `mixed_precision_step`, wherever `training.py` reaches them (a name it imported, or an
-  attribute of the module it imported), for recording stand-ins: the checkpoint stand-ins keep
-  what a checkpoint must hold in memory (and write a small file at the path, so that the loop
-  sees a file there); the mixed-precision stand-in does the plain float32 step.  The probes
+* `stand_ins(impl)` swaps the student's `save_checkpoint`, `load_checkpoint`,
+  `mixed_precision_step` and `cruncher_num_parameters`, wherever `training.py` reaches them (a
+  name it imported, or an attribute of the module it imported), for recording stand-ins: the
+  checkpoint stand-ins keep what a checkpoint must hold in memory (and write a small file at the
+  path, so that the loop sees a file there); the mixed-precision stand-in does the plain float32
+  step; the parameter count is the one the public tests compute from the shapes.  The probes
   return the calls recorded, the tests judge them.
 
 The student's own pieces are tested by their own modules' tests.
@@ -65,7 +66,7 @@ def kit_optimizer(model: nn.Module, name: str, lr: float) -> torch.optim.Optimiz
 
 
 class Calls:
-    """What the stand-ins saw, in order: ("save", iteration, path) / ("load", path) / ("step",)."""
+    """What the stand-ins saw, in order: ("save", iteration, path) / ("load", path) / ("step", dtype)."""
 
     def __init__(self) -> None:
         self.log: list[tuple[Any, ...]] = []
@@ -107,7 +108,7 @@ class _Checkpoints:
 
 def _plain_step(calls: Calls):
     def mixed_precision_step(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-        calls.log.append(("step",))
+        calls.log.append(("step", str(dtype).removeprefix("torch.")))
         optimizer.zero_grad(set_to_none=True)
         loss = loss_fn(model(x), y)
         loss.backward()
@@ -120,13 +121,14 @@ def _plain_step(calls: Calls):
 @contextlib.contextmanager
 def stand_ins(impl: Any) -> Iterator[Calls]:
     """While the block runs, `impl.training` reaches the stand-ins instead of the student's
-    save_checkpoint, load_checkpoint and mixed_precision_step (by the names it imported or
-    through the modules' attributes); everything is put back afterwards."""
+    save_checkpoint, load_checkpoint, mixed_precision_step and cruncher_num_parameters (by the
+    names it imported or through the modules' attributes); everything is put back afterwards."""
     calls = Calls()
     checkpoints = _Checkpoints(calls)
     fakes = {("checkpointing", "save_checkpoint"): checkpoints.save,
              ("checkpointing", "load_checkpoint"): checkpoints.load,
-             ("mixed_precision", "mixed_precision_step"): _plain_step(calls)}
+             ("mixed_precision", "mixed_precision_step"): _plain_step(calls),
+             ("cruncher", "cruncher_num_parameters"): lambda dim, num_layers: num_layers * dim * dim + dim}
     training = vars(impl.training)
     undo: list[tuple[dict[str, Any], str, Any]] = []
     try:

@@ -57,12 +57,13 @@ def _state(model) -> dict[str, torch.Tensor]:
 
 
 def run(impl, init, w_true, dim, num_layers, batch, steps, optimizer="sgd", lr=0.01, seed=0,
-        mixed_precision=False, device="cpu", stale_grads=False):
+        mixed_precision=False, device="cpu", stale_grads=False, checkpoint_every=0):
     """Train once without interruption: the losses, the final weights, whether every gradient
     was None when each forward pass began (zero_grad(set_to_none=True)), and the calls made to
     the stand-ins (`steps` calls of mixed_precision_step when `mixed_precision`).
     `stale_grads`: the model arrives holding gradients of an earlier backward pass (drawn from
-    a private generator), which the first step must not add to its own."""
+    a private generator), which the first step must not add to its own.  `checkpoint_every`: passed
+    on, with no checkpoint path (nothing may be saved)."""
     model = kit_model(init, dim, num_layers, device)
     opt = kit_optimizer(model, optimizer, lr)
     if stale_grads:
@@ -74,25 +75,28 @@ def run(impl, init, w_true, dim, num_layers, batch, steps, optimizer="sgd", lr=0
     torch.manual_seed(seed)
     get_batch, calls = _synthetic_batches(w_true, batch)
     with stand_ins(impl) as seen:
-        losses = impl.training.train(model, opt, get_batch, steps, mixed_precision=mixed_precision, device=device)
+        losses = impl.training.train(model, opt, get_batch, steps, mixed_precision=mixed_precision, device=device,
+                                     **({"checkpoint_every": checkpoint_every} if checkpoint_every else {}))
     return {"losses": losses, "state": _state(model), "grads_none": grads_none, "batches": calls["n"],
             "calls": seen.log}
 
 
 def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at, optimizer="adamw",
-           lr=0.01, seed=0, other_seed=7919, path_kind="str", rerun=False, resume_every=None):
+           lr=0.01, seed=0, other_seed=7919, path_kind="str", rerun=False, resume_every=None, mixed_precision=False):
     """Uninterrupted run; then a run killed before step `kill_at` and resumed by a fresh model and
     optimizer (other weights, other generator state) from the last checkpoint.  Returns both
     loss histories, both final weights, and the steps the resumed call ran.  `rerun`: then
     once more with the same path and checkpoint_every=0 (resume, never save): its losses and
     whether the checkpoint file's bytes stayed the same.  `resume_every`: the resumed call's
-    checkpoint_every, if not `every` (the cadence counts the steps done, not this call's steps)."""
+    checkpoint_every, if not `every` (the cadence counts the steps done, not this call's steps).
+    `mixed_precision`: every train call with it (the checkpoints must follow the same cadence)."""
     folder = tempfile.mkdtemp()
     seen = None
     try:
         with stand_ins(impl) as seen:
             return _resume(impl, folder, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at,
-                           optimizer, lr, seed, other_seed, path_kind, rerun, resume_every, seen)
+                           optimizer, lr, seed, other_seed, path_kind, rerun, resume_every, seen,
+                           {"mixed_precision": True} if mixed_precision else {})
     except Exception:
         if seen is not None and seen.problems:  # the loop used the checkpoint functions wrongly: say how
             return {"problems": seen.problems, "calls": seen.log}
@@ -104,14 +108,14 @@ def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every,
 
 
 def _resume(impl, folder, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at, optimizer, lr,
-            seed, other_seed, path_kind, rerun, resume_every, seen):
+            seed, other_seed, path_kind, rerun, resume_every, seen, mp):
     import pathlib
 
     model = kit_model(init, dim, num_layers)
     opt = kit_optimizer(model, optimizer, lr)
     torch.manual_seed(seed)
     get_batch, _ = _synthetic_batches(w_true, batch)
-    full = impl.training.train(model, opt, get_batch, steps)
+    full = impl.training.train(model, opt, get_batch, steps, **mp)
     full_state = _state(model)
     uninterrupted_calls = list(seen.log)
 
@@ -124,7 +128,7 @@ def _resume(impl, folder, init, other_init, w_true, dim, num_layers, batch, step
     get_batch, _ = _synthetic_batches(w_true, batch, kill_at=kill_at)
     killed = None
     try:
-        impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=every)
+        impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=every, **mp)
     except _Killed as exc:
         killed = str(exc)
     killed_calls = seen.log[len(uninterrupted_calls):]
@@ -133,7 +137,7 @@ def _resume(impl, folder, init, other_init, w_true, dim, num_layers, batch, step
     opt = kit_optimizer(model, optimizer, lr)
     get_batch, calls = _synthetic_batches(w_true, batch)
     resumed = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path,
-                                  checkpoint_every=every if resume_every is None else resume_every)
+                                  checkpoint_every=every if resume_every is None else resume_every, **mp)
     out = {"full": full, "full_state": full_state, "killed": killed, "resumed": resumed,
            "resumed_state": _state(model), "resumed_batches": calls["n"],
            "files": sorted(os.listdir(folder)), "calls": {"uninterrupted": uninterrupted_calls,
@@ -146,19 +150,16 @@ def _resume(impl, folder, init, other_init, w_true, dim, num_layers, batch, step
         model = kit_model(other_init, dim, num_layers)
         opt = kit_optimizer(model, optimizer, lr)
         get_batch, calls = _synthetic_batches(w_true, batch)
-        out["rerun"] = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=0)
+        out["rerun"] = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=0,
+                                           **mp)
         with open(path, "rb") as f:
             out["rerun_checkpoint_unchanged"] = f.read() == before
     return out
 
 
 def step_flops(impl, cases):
-    return [impl.training.step_flops(*case) for case in cases]
-
-
-def own_parameter_count(impl, dim, num_layers):
-    """What the submission's cruncher_num_parameters says (step_flops is told to use it for P)."""
-    return impl.cruncher.cruncher_num_parameters(dim, num_layers)
+    with stand_ins(impl):  # (its cruncher_num_parameters a stand-in: cruncher's own tests judge the student's)
+        return [impl.training.step_flops(*case) for case in cases]
 
 
 def napkin(impl, weights, deliveries, elementwise):
