@@ -9,6 +9,14 @@ from grader.expect import assert_tensor
 from tests.public.test_fp8 import check_quantized, want_scale
 
 
+def _midpoints_times(scale: float) -> torch.Tensor:
+    """448·scale (the amax) and the midpoints between consecutive positive e4m3 values, times `scale`."""
+    values = torch.arange(256, dtype=torch.uint8).view(torch.float8_e4m3fn).to(torch.float32)
+    values = values[torch.isfinite(values) & (values > 0)].unique().sort().values
+    s = torch.tensor(scale)
+    return torch.cat([torch.tensor([448.0]) * s, (values[1:] + values[:-1]) / 2 * s])
+
+
 @pytest.mark.points(1)
 def test_quantize_other_inputs(student):
     """fp8_quantize on float64 and float16 inputs, wide spreads, a single element, an empty tensor, exact ties"""
@@ -20,7 +28,10 @@ def test_quantize_other_inputs(student):
              # exact ties: with amax 3, x / scale lands on the midpoint of two e4m3 values (2.25 / (3/448) =
              # 336, between 320 and 352; 0.017578125 → 2.625): round to even.  x · (448/3) (multiplying by
              # the rounded reciprocal, not dividing by the scale) lands just above and rounds up.
-             {"x": torch.tensor([3.0, 2.25, -1.125, 0.5625, 0.017578125, -0.0703125]), "format": "float8_e4m3fn"}]
+             {"x": torch.tensor([3.0, 2.25, -1.125, 0.5625, 0.017578125, -0.0703125]), "format": "float8_e4m3fn"},
+             # every midpoint between two positive e4m3 values, times a scale whose reciprocal is not exact:
+             # x / scale lands on each tie (or next to it), x * (1 / scale) on the other side for about 1 in 8
+             {"x": _midpoints_times(2.8031089305877686), "format": "float8_e4m3fn"}]
     got = student.probe("fp8.quantize", cases=cases)
     for case, item in zip(cases, got):
         check_quantized(item, case["format"], f"fp8_quantize({'given x' if 'x' in case else case})")

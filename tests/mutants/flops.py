@@ -5,7 +5,7 @@ import time
 
 import torch
 
-from grader.mutants import mutant
+from grader.mutants import edit, mutant
 
 aten = torch.ops.aten
 
@@ -732,3 +732,11 @@ def time_ignore_trials(a, b, trials=10):
     for _ in range(10):
         a @ b
     return (time.perf_counter() - start) / 10
+
+
+# Independent breaking pass (session 8): had full marks; caught since the fake clock's probe answers
+# torch.cuda.is_available() with True, as a GPU machine would.
+
+edit("bk8_sync_when_cuda_exists", within="time_matmul",
+     why="synchronises whenever torch.cuda.is_available(), also for CPU tensors",
+     old='        if a.device.type == "cuda":', new="        if torch.cuda.is_available():")

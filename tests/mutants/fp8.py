@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.mutants import mutant
+from grader.mutants import edit, mutant
 
 
 @mutant(replaces="fp8_quantize", why="uses the e4m3 maximum (448) for both formats")
@@ -376,3 +376,13 @@ def b5_eb_no_zero_guard(x, dtype=torch.float8_e4m3fn):
     ax = x.to(torch.float32).abs()
     scale = ax.max() / info.max
     return torch.maximum(ax * (info.eps / 2), scale * (info.smallest_normal * info.eps / 2))
+
+
+# Independent breaking pass (session 8): had full marks; caught by every midpoint between e4m3 values
+# times a scale with an inexact reciprocal, and by the scale compared exactly.
+
+edit("bk8_multiply_by_reciprocal", within="fp8_quantize", why="x * (1 / scale) instead of x / scale",
+     old="q = (x32 / scale)", new="q = (x32 * (1.0 / scale))")
+edit("bk8_scale_times_reciprocal_max", within="fp8_quantize",
+     why="scale = amax * float32(1 / finfo.max): one ulp off for about half of all amax",
+     old="amax / top,", new="amax * torch.tensor(1.0 / top, dtype=torch.float32),")

@@ -396,15 +396,19 @@ def _synced_path(fd: Any, near: tuple[str, ...] = ()) -> str | None:
 
 def _watch_saves(impl, record: dict[str, list], crash: list[bool], near: tuple[str, ...] = ()):
     """Wrap torch.save, os.replace, os.rename, shutil.move, os.fsync and os.fdatasync: record the
-    paths they are given (a sync as [path, how many renames came before it]); when crash[0] is
-    true torch.save writes half the bytes and raises crash[1] (KitCrash unless told).  Returns undo()."""
+    paths they are given (a sync as [path, how many renames came before it, whether a torch.save to
+    that path had finished before it]); when crash[0] is true torch.save writes half the bytes and
+    raises crash[1] (KitCrash unless told).  Returns undo()."""
+    finished: list[str | None] = []  # the paths torch.save has written completely so far
     real = {"save": torch.save, "replace": os.replace, "rename": os.rename, "move": shutil.move,
             "fsync": os.fsync, "fdatasync": os.fdatasync}
 
     def save(obj, f, *args, **kwargs):
         record["saved_to"].append(_target_path(f, near))
         if not crash[0]:
-            return real["save"](obj, f, *args, **kwargs)
+            out = real["save"](obj, f, *args, **kwargs)
+            finished.append(record["saved_to"][-1])
+            return out
         buffer = io.BytesIO()
         real["save"](obj, buffer, *args, **kwargs)
         half = buffer.getvalue()[: len(buffer.getvalue()) // 2]
@@ -424,7 +428,8 @@ def _watch_saves(impl, record: dict[str, list], crash: list[bool], near: tuple[s
 
     def syncer(kind):
         def sync(fd, *args, **kwargs):
-            record["syncs"].append([_synced_path(fd, near), len(record["renames"])])
+            path = _synced_path(fd, near)
+            record["syncs"].append([path, len(record["renames"]), path is not None and path in finished])
             return real[kind](fd, *args, **kwargs)
         return sync
 

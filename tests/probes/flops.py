@@ -131,7 +131,8 @@ def time_matmul_fake_clock(impl, n, trials, ticks, start, cold, seed=0):
     student may reasonably read (time.perf_counter/monotonic/time and their _ns forms,
     timeit.default_timer, and names bound with `from time import ...`) is replaced for the
     duration of the call, and so is torch.cuda.synchronize (counted, never run: the tensors are on
-    the CPU, where the docstring says not to touch torch.cuda).
+    the CPU, where the docstring says not to touch torch.cuda), with torch.cuda.is_available()
+    answering True as on a GPU machine.
     """
     a, b = seeded((n, n), seed), seeded((n, n), seed + 1)
     clock, seconds, matmuls, reads = _fake_clock([float(t) for t in ticks], float(start), float(cold))
@@ -159,6 +160,9 @@ def time_matmul_fake_clock(impl, n, trials, ticks, start, cold, seed=0):
 
     originals[id(torch.cuda.synchronize)] = synchronize
     patch(torch.cuda, "synchronize", synchronize)
+    # and CUDA "available", as on a GPU machine: code that synchronises whenever CUDA exists (not when
+    # the tensors are on it) does so here too, and is counted
+    patch(torch.cuda, "is_available", lambda: True)
     for name, value in list(vars(module).items()):
         if value is saved[-1][2]:  # `from torch.cuda import synchronize`
             patch(module, name, synchronize)

@@ -156,15 +156,16 @@ def test_interrupted_save_keeps_previous_checkpoint(student, fresh_run):
     _assert_params(after.get("params"), uninterrupted(SEED, K)["params"], "the checkpoint left after the crash")
     for via in ("pathlib", "str"):
         _check_interrupted_in_process(student, seed=SEED + 40, steps=3, via=via)
-    # Read, not run: a crash of the whole machine also needs the bytes on disk before the rename.
-    student.function("checkpointing", "save_checkpoint")  # a file the checks cannot read: a plain failure
-    called = {name.rsplit(".", 1)[-1] for name in static.called_names(student.sources().tree("checkpointing"))}
+    # Read, not run: a crash of the whole machine also needs the bytes on disk before the rename.  What
+    # save_checkpoint runs: its own code, the helpers it reaches, the modules of yours it imports.
+    scope = student.scope("checkpointing", "save_checkpoint")  # a file the checks cannot read: a plain failure
+    called = {name.rsplit(".", 1)[-1] for name in static.called_names(scope)}
     if not called & {"fsync", "fdatasync"}:
-        raise AssertionError("checkpointing.py never calls os.fsync: flush and fsync the temporary file before "
-                             "renaming it, or a machine crash can leave an empty checkpoint")
+        raise AssertionError("save_checkpoint (or the code it reaches) never calls os.fsync: flush and fsync the "
+                             "temporary file before renaming it, or a machine crash can leave an empty checkpoint")
     if not called & {"replace", "rename", "move"}:
-        raise AssertionError("checkpointing.py never calls os.replace: move the finished temporary file over the "
-                             "checkpoint path with an atomic rename")
+        raise AssertionError("save_checkpoint (or the code it reaches) never calls os.replace: move the finished "
+                             "temporary file over the checkpoint path with an atomic rename")
 
 
 # -- in-process tests ---------------------------------------------------------------------------
@@ -200,13 +201,14 @@ def _check_interrupted_in_process(student, *, seed: int, steps: int, via: str, i
                              "(tempfile.mkstemp(dir=os.path.dirname(path))); a rename across folders can cross file "
                              "systems, where it is a copy, not atomic")
     # The first save's file reaches the disk before the rename makes it the checkpoint (read from
-    # the calls made, so an fsync of another file, or one after the rename, does not count).
+    # the calls made, so an fsync of another file, one before torch.save has written it, or one after
+    # the rename, does not count).
     written = got["saved_to"][0] if got["saved_to"] else None
-    synced = [path for path, renames_before in got.get("syncs", []) if renames_before == 0]
+    synced = [path for path, renames_before, after_save in got.get("syncs", []) if renames_before == 0 and after_save]
     if written is not None and written not in synced:
-        raise AssertionError(f"{what}: the temporary file torch.save wrote was not os.fsync'ed before it was renamed "
-                             f"over the checkpoint (fsync'ed before the rename: {synced or 'nothing'}): flush and "
-                             "fsync that file, then os.replace it")
+        raise AssertionError(f"{what}: the temporary file torch.save wrote was not os.fsync'ed after torch.save wrote "
+                             f"it and before it was renamed over the checkpoint (fsync'ed in between: "
+                             f"{synced or 'nothing'}): torch.save, flush and fsync that file, then os.replace it")
     crash = "a KeyboardInterrupt" if interrupt else "an exception"
     if got["second"] == "returned normally":
         raise AssertionError(f"{what}: torch.save raised {crash} halfway through a second save, but save_checkpoint "

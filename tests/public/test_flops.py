@@ -3,6 +3,7 @@ closed-form facts (6·N·T, the datasheets' dense peaks)."""
 
 from __future__ import annotations
 
+import ast
 import math
 import random
 import statistics
@@ -79,9 +80,10 @@ def assert_no_flop_counter(student) -> None:
         scope = student.scope("flops", qualname)  # first: a file the checks cannot read is a plain failure
         hits.update(static.forbidden_uses(scope, FLOP_COUNTER_NAMES))
         imported.update(m for m in static.imported_modules(scope) if "flop_counter" in m)
-    tree = student.sources().tree("flops")  # the whole file, parsed once in this run
-    hits.update(static.forbidden_uses(tree, FLOP_COUNTER_NAMES))
-    imported.update(m for m in static.imported_modules(tree) if "flop_counter" in m)
+    tree = student.sources().tree("flops")  # the whole file, parsed once in this run ...
+    runs = ast.Module(body=[s for s in tree.body if not static.is_main_guard(s)], type_ignores=[])
+    hits.update(static.forbidden_uses(runs, FLOP_COUNTER_NAMES))  # ... but a __main__ block: never run on import
+    imported.update(m for m in static.imported_modules(runs) if "flop_counter" in m)
     assert not imported and not hits, (
         f"flops.py must count FLOPs itself, without torch.utils.flop_counter; found {sorted(imported | hits)}")
 
