@@ -4,7 +4,8 @@ A mutant lives in `tests/mutants/<module>.py`, written one of two ways:
 
 * as an *edit* of the reference: ``edit("pin_only_cuda_string", within="get_batch", old="...",
   new="...", why="...")`` replaces the text `old`, which must occur exactly once inside the
-  definition `within` of `solutions/<module>.py`, by `new`.  It follows the reference as it
+  definition `within` of `solutions/<module>.py` (inside its solution region, when it has one:
+  the code, not the docstring), by `new`.  It follows the reference as it
   evolves, and breaks loudly (validate names it) when `old` is no longer there;
 * as a whole definition decorated with ``@mutant(replaces=..., why=...)``: `replaces` names the
   definition it stands in for (`"storage_bytes"`, or `"AdamW.step"` for a method); the mutant's
@@ -134,14 +135,19 @@ def apply(m: Mutant, solution_source: str) -> str:
     if node is None:
         raise LookupError(f"mutant {m.id}: solutions/{m.module}.py defines no {m.replaces}")
     lines = solution_source.splitlines()
-    if m.old:
-        first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
-        body = "\n".join(lines[first:node.end_lineno])
+    if m.old:  # inside the definition's solution region (its code, not its docstring), else the definition
+        first, last = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1, node.end_lineno
+        begin = next((i for i in range(first, last) if lines[i].strip() == "### BEGIN SOLUTION"), None)
+        end = None if begin is None else next((i for i in range(begin, len(lines))  # (after the def's last line)
+                                               if lines[i].strip() == "### END SOLUTION"), None)
+        if begin is not None and end is not None:
+            first, last = begin + 1, end
+        body = "\n".join(lines[first:last])
         count = body.count(m.old)
         if count != 1:
             raise LookupError(f"mutant {m.id}: its old text occurs {count} times in {m.replaces} of "
                               f"solutions/{m.module}.py (exactly once needed): update the edit to the reference")
-        return "\n".join(lines[:first] + body.replace(m.old, m.new).splitlines() + lines[node.end_lineno:]) + "\n"
+        return "\n".join(lines[:first] + body.replace(m.old, m.new).splitlines() + lines[last:]) + "\n"
     first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
     indent = " " * node.col_offset
     body = textwrap.indent(m.source, indent).splitlines()

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 
 from grader.breaches import ALLOWED_IMPORTS, BREACH_MODULES, BREACH_NAMES, dotted_name, global_breaches  # noqa: F401
 from grader.scope import Scope, build_scope, closure, find_definition, runnable  # noqa: F401
+from grader.scope import _is_main_guard as is_main_guard  # noqa: F401
 from grader.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES, SourceSet, Unparsable, run_cache  # noqa: F401
 
 DYNAMIC_ESCAPES = frozenset({"getattr", "eval", "exec", "compile", "__import__", "importlib", "globals", "vars"})
@@ -84,13 +85,17 @@ def imported_modules(tree: "ast.AST | Scope") -> set[str]:
 
 def forbidden_uses(node: "ast.AST | Scope", forbidden: Iterable[str]) -> list[str]:
     """Which of `forbidden` (e.g. "transpose", "mT") appear in `node` as attribute names, or as
-    bare names for names longer than two characters (so a local variable `t` is fine but
-    `x.t()` is not), or as names imported with `from m import name`; plus any dynamic escape
-    that could hide them (for a Scope: every breach, with where it is)."""
+    bare names the code reads without binding them itself (a local variable, parameter or def of
+    its own named `view` or `t` is fine, `x.view(...)` and `x.t()` are not: the values bound are in
+    the node too, and checked), or as names imported with `from m import name`; plus any dynamic
+    escape that could hide them (for a Scope: every breach, with where it is)."""
     attributes = {n.attr for n in _walk(node) if isinstance(n, ast.Attribute)}
-    bare = {n.id for n in _walk(node) if isinstance(n, ast.Name)}
+    bound = {n.id for n in _walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    bound |= {n.arg for n in _walk(node) if isinstance(n, ast.arg)}
+    bound |= {n.name for n in _walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    bare = {n.id for n in _walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound
     imported = {a.name for n in _walk(node) if isinstance(n, ast.ImportFrom) for a in n.names}
-    found = {f for f in forbidden if f in attributes or f in imported or (len(f) > 2 and f in bare)}
+    found = {f for f in forbidden if f in attributes or f in imported or f in bare}
     found |= DYNAMIC_ESCAPES & (attributes | bare)
     out = sorted(found)
     if isinstance(node, Scope):

@@ -183,3 +183,47 @@ def can_view_forward(x, shape):
         if acc != size:
             return False
     return i == len(new)
+
+
+@variant(replaces="transpose_view", why="the new dimension order in a local list named `permute` (no torch call)")
+def ok_transpose_local_permute(x, dim0, dim1):
+    ndim = max(x.dim(), 1)
+    dim0, dim1 = dim0 % ndim, dim1 % ndim
+    if x.dim() == 0:
+        return x.as_strided((), (), x.storage_offset())
+    permute = list(range(x.dim()))
+    permute[dim0], permute[dim1] = permute[dim1], permute[dim0]
+    return x.as_strided([x.shape[i] for i in permute], [x.stride()[i] for i in permute], x.storage_offset())
+
+
+@variant(replaces="can_view", why="the target shape, -1 resolved, kept in a local named `view` (no torch call)")
+def ok_can_view_local_name(x, shape):
+    view = list(shape)
+    if view.count(-1) > 1 or any(s < -1 for s in view):
+        return False
+    if -1 in view:
+        known = math.prod(s for s in view if s != -1)
+        if known == 0 or x.numel() % known:
+            return False
+        view[view.index(-1)] = x.numel() // known
+    if math.prod(view) != x.numel():
+        return False
+    if x.dim() == 0 or x.numel() == 0:
+        return True
+    old_size, old_stride = list(x.shape), list(x.stride())
+    view_d = len(view) - 1
+    chunk_base_stride = old_stride[-1]
+    tensor_numel, view_numel = 1, 1
+    for d in range(x.dim() - 1, -1, -1):
+        tensor_numel *= old_size[d]
+        chunk_ends = d == 0 or (old_size[d - 1] != 1 and old_stride[d - 1] != tensor_numel * chunk_base_stride)
+        if chunk_ends:
+            while view_d >= 0 and (view_numel < tensor_numel or view[view_d] == 1):
+                view_numel *= view[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk_base_stride = old_stride[d - 1]
+                tensor_numel, view_numel = 1, 1
+    return view_d == -1
