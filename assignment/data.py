@@ -27,7 +27,8 @@ def write_tokens(tokens: Sequence[int] | npt.NDArray[np.integer], path: str | os
     No header, no shape, no dtype marker (so not ``np.save``): the file is exactly
     ``len(tokens) × itemsize`` bytes, each id stored as one `dtype` element in the machine's
     native byte order (what ``ndarray.tofile`` writes).  ``[1, 2, 258]`` as uint16 is the 6
-    bytes ``01 00 02 00 02 01`` on a little-endian machine.  An existing file is overwritten.
+    bytes ``01 00 02 00 02 01`` on a little-endian machine.  An existing file is overwritten.  No
+    ids at all (``[]``, an empty array; note ``np.asarray([])`` is float64) write an empty file.
 
     Args:
         tokens: a 1-D sequence (list, tuple, numpy array) of integer token ids.
@@ -37,7 +38,8 @@ def write_tokens(tokens: Sequence[int] | npt.NDArray[np.integer], path: str | os
 
     Raises:
         ValueError: if any id does not fit in `dtype` (negative, or ≥ 65536 for uint16),
-            instead of silently wrapping around; or if `tokens` are not integers.
+            instead of silently wrapping around; or if `tokens` are not integers (e.g.
+            ``[1.5, 2.0]``).
     """
     # YOUR CODE HERE
     raise NotImplementedError()

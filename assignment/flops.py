@@ -230,7 +230,8 @@ def get_promised_flop_per_sec(device_name: str, dtype: torch.dtype) -> float:
     H100), "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200", "NVIDIA H200 NVL".
     Match on the model ("A100", "H100", "H200") and, for H100 and H200, on the form factor:
     a name containing "PCIe" (any case) is the PCIe card, one containing "NVL" the NVL card,
-    any other H100/H200 is the SXM module.
+    any other H100/H200 is the SXM module.  (The H200 datasheet has no PCIe card: an H200 name
+    with "PCIe" in it is a GPU not in the table.)
 
     Tensor-core figures come dense or *with 2:4 structured sparsity* (exactly 2× dense).  The
     A100 datasheet lists both (bf16/fp16: 312 dense, 624 sparse TFLOP/s); the H100 and H200

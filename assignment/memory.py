@@ -97,7 +97,9 @@ def rounds_to_zero(value: float, dtype: torch.dtype) -> bool:
     converts a float64 to float16, bfloat16 and float8 through float32, so a value just above
     ``s/2`` that float32 rounds onto ``s/2`` lands on the tie: either answer is accepted there.)
 
-    Every floating-point dtype torch has counts, the float8 ones included: the ``fnuz`` formats
+    Every floating-point dtype torch holds one value per element in counts (not the packed
+    ``float4_e2m1fn_x2``, two 4-bit values per byte, which torch cannot convert to), the float8
+    ones included: the ``fnuz`` formats
     (``float8_e4m3fnuz``, ``float8_e5m2fnuz``) have no negative zero but round to 0 the same way;
     ``float8_e8m0fnu`` (exponent bits only, used for scale factors) has no zero at all, so
     nothing rounds to zero in it.  Converting a tensor handles all of these for you; a formula

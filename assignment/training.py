@@ -118,7 +118,7 @@ def step_mfu(model: torch.nn.Module, optimizer: torch.optim.Optimizer, get_batch
     2. On a CUDA device, ``torch.cuda.synchronize()`` before starting the clock and before
        reading it again (kernels run asynchronously); on the CPU do not touch ``torch.cuda``.
     3. Time ``train(model, optimizer, get_batch, num_steps, device=device)`` with
-       ``time.perf_counter()``: ``seconds_per_step`` is the total over `num_steps`.
+       ``time.perf_counter()``: ``seconds_per_step`` is that total time divided by `num_steps`.
     4. ``flops_per_step`` is ``step_flops(batch, dim, num_layers)["total"]`` (what a step really
        does); ``peak`` is your ``get_promised_flop_per_sec(torch.cuda.get_device_name(device),
        torch.float32)`` (the model trains in float32); ``mfu`` is your ``mfu(flops_per_step,
