@@ -337,7 +337,8 @@ def test_gradescope_no_gpu_policy_leaves_the_gpu_tests_out_of_the_maximum(tmp_pa
         assert raw == 5 and out["score"] == (2.5 if late else 5)  # the late penalty applied again, as merge does
         extra = out["extra_data"]
         assert extra["pending_points"] == 0 and extra["pending_tests"] == [] and "flops" not in extra["modules"]
-        assert "Score: 5 / 5 points\n" in out["output"] and "GPU tests pending" not in out["output"]
+        score_line = "Score: 2.5 / 5 points (5 earned, \u2212" if late else "Score: 5 / 5 points\n"  # late: final first
+        assert score_line in out["output"] and "GPU tests pending" not in out["output"]
         assert gradescope.NONE_LINE in out["output"] and ("Late policy" in out["output"]) == bool(late)
 
 
