@@ -18,13 +18,15 @@ from pathlib import Path
 
 from grader import MODULES
 from grader.batch.discover import Source
-from grader.batch.take import source_bytes
+from grader.batch.take import Record, listed, source_bytes
 from grader.batch.unpack import first_entries, read_submission
 
 
 @dataclass
 class Staged:
-    """What was taken from a submission."""
+    """What was taken from a submission.  Every name, reason and list in it is capped where it was
+    made (`grader.batch.take.Record`; helper names by `MAX_HELPER_NAME`, at most `MAX_HELPERS` of
+    them; `missing` names modules only), so what the results say about a submission is bounded."""
 
     folder: Path
     files: dict[str, str] = field(default_factory=dict)  # module -> sha256 of its staged bytes
@@ -53,23 +55,23 @@ def stage(source: Source, dest: Path) -> Staged:
     A file that is not taken (not UTF-8, another encoding declared, a symlink, a reserved
     name...) is listed in `Staged.not_taken` with the reason; its module grades as missing.
     """
-    notes: list[str] = []
-    not_taken: dict[str, str] = {}
+    record = Record()
     path = source.path
-    root, files = read_submission(path, notes, not_taken)
+    root, files = read_submission(path, record)
     dest.mkdir(parents=True, exist_ok=False)
     os.chmod(dest, 0o755)
-    staged = Staged(folder=dest, notes=notes, layout=root, not_taken=not_taken)
+    staged = Staged(folder=dest, layout=listed(root))
     prefix = "" if root in ("", ".") else root + "/"
     for name in sorted(files, key=lambda n: (n not in MODULES, MODULES.index(n) if n in MODULES else 0, n)):
         data, why = source_bytes(files[name])
         if data is None:
-            staged.not_taken[f"{prefix}{name}.py"] = why
+            record.refuse(f"{prefix}{name}.py", why)
             continue
         target = dest / f"{name}.py"
         target.write_bytes(data)
         os.chmod(target, 0o644)
         (staged.files if name in MODULES else staged.helpers)[name] = hashlib.sha256(data).hexdigest()
+    staged.notes, staged.not_taken = record.notes, record.not_taken
     if staged.empty:
         staged.seen = first_entries(path)
     return staged

@@ -23,6 +23,14 @@ Size: a file may have 256 KiB and the files taken 1 MiB together (the static che
 budget, `grader.sources`): a helper over either cap is not taken, module files over either make
 the submission rejected (`grader.batch.unpack` applies them while reading).
 
+Names: a helper's name has at most `MAX_HELPER_NAME` characters (it becomes a module name and a
+file name in the staging folder), and a file at a layout position whose path is longer than
+`MAX_PATH_CHARS` is not read (no file system holds one: each name has at most 255 bytes).
+
+What staging says about a submission (the files not taken and why, notes, the names an "empty"
+submission holds) is made from the submission's own names, so the submission steers its count and
+length: `Record` caps it where it is made, the one place (see `Record`, `listed`).
+
 These rules work on names and bytes only: reading the files out of a folder or an archive
 safely is `grader.batch.unpack`, writing the staged folder `grader.batch.stage`.
 """
@@ -34,6 +42,7 @@ import re
 from pathlib import PurePosixPath
 
 from grader import MODULES
+from grader.untrusted import shown
 
 MAX_HELPERS = 20  # extra .py files (the student's own helper modules) taken next to the module files
 #: Never taken as a helper: files that mean something to Python or pytest beyond an import by name.
@@ -41,6 +50,65 @@ RESERVED_NAMES = {"__init__", "__main__", "conftest", "sitecustomize", "usercust
 #: Folders never searched (in archives, in directories, nor as submissions in a folder of them).
 SKIP_DIRS = {"__MACOSX", ".git", "__pycache__", ".venv", "node_modules"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Characters of a helper's name (without ``.py``).  It becomes a module name, a file name in the
+#: staging folder and a key in ``sys.modules``: 64 is far past any name a person types in an
+#: import (PEP 8: short), and keeps the staged path well under the 255 bytes a file name may have
+#: (a 10,000-character name made the write fail with "File name too long" on every rerun).
+MAX_HELPER_NAME = 64
+#: Characters of a path at a layout position that is read at all: a folder and a file name of 255
+#: each (the most a file system allows) with ``assignment/`` fit; a longer one exists only in an
+#: archive, and is refused with a reason before it is held anywhere.
+MAX_PATH_CHARS = 512
+#: Entries of each list staging records about a submission (files not taken, notes), and the
+#: characters of each name and of each reason or note as recorded (`Record`).
+MAX_LISTED, NAME_LIMIT, REASON_LIMIT = 20, 200, 300
+
+
+def listed(name: str) -> str:
+    """A name from the submission (a path, an entry) as staging records it: through
+    `grader.untrusted.shown` (control characters escaped), at most NAME_LIMIT characters."""
+    return shown(name, NAME_LIMIT)
+
+
+class Record:
+    """What staging says about one submission: notes for the student, and the files not taken with
+    the reason (path -> why).  The one place where both are capped, as they are made: every name
+    through `listed`, every reason and note at REASON_LIMIT characters, at most MAX_LISTED entries
+    each (a module file's refusal has room of its own: it says why a module scores nothing), and
+    past that one line saying how many more there were.  A submission of 20,000 entries with
+    5,000-character names wrote 386 MB of results (202 MB of results.json) before this."""
+
+    def __init__(self) -> None:
+        self._notes: list[str] = []
+        self._not_taken: dict[str, str] = {}
+        self._more_notes = 0
+        self._more_files = 0
+
+    def note(self, text: str) -> None:
+        if len(self._notes) < MAX_LISTED:
+            self._notes.append(shown(text, REASON_LIMIT))
+        else:
+            self._more_notes += 1
+
+    def refuse(self, path: str, why: str) -> None:
+        """`path` (a file in the submission) is not taken, because `why` (a later reason for the
+        same path replaces the earlier one)."""
+        key = listed(path)
+        module = key.rsplit("/", 1)[-1].removesuffix(".py") in MODULES
+        if key in self._not_taken or len(self._not_taken) < MAX_LISTED + (len(MODULES) if module else 0):
+            self._not_taken[key] = shown(why, REASON_LIMIT)
+        else:
+            self._more_files += 1
+
+    @property
+    def notes(self) -> list[str]:
+        more = [f"and {self._more_notes:,} more notes (not listed)"] if self._more_notes else []
+        return self._notes + more
+
+    @property
+    def not_taken(self) -> dict[str, str]:
+        more = {f"… and {self._more_files:,} more": "files not taken, not listed here"} if self._more_files else {}
+        return {**self._not_taken, **more}
 
 
 def layout_of(path: PurePosixPath) -> tuple[int, str, str] | None:
@@ -68,6 +136,9 @@ def layout_of(path: PurePosixPath) -> tuple[int, str, str] | None:
 
 def _helper_refusal(name: str) -> str:
     """Why a ``.py`` file next to the module files is not taken as a helper ("" when it is)."""
+    if len(name) > MAX_HELPER_NAME:  # (before anything else looks at a name of any length)
+        return (f"a helper's name has at most {MAX_HELPER_NAME} characters (it becomes a module name); "
+                f"this one has {len(name):,}")
     if not _IDENT.fullmatch(name):
         return "not an importable module name"
     if name in RESERVED_NAMES or (name.startswith("__") and name.endswith("__")):
@@ -75,11 +146,19 @@ def _helper_refusal(name: str) -> str:
     return ""
 
 
-def choose(candidates: dict[str, tuple[int, str, str]], notes: list[str],
-           not_taken: dict[str, str]) -> tuple[str, dict[str, str]]:
+def too_long(path: str, record: Record) -> bool:
+    """True (and `path` refused in `record`, with the reason) when a path at a layout position is
+    longer than MAX_PATH_CHARS: it is never held, read or taken."""
+    if len(path) <= MAX_PATH_CHARS:
+        return False
+    record.refuse(path, f"a path of {len(path):,} characters (at most {MAX_PATH_CHARS} are read)")
+    return True
+
+
+def choose(candidates: dict[str, tuple[int, str, str]], record: Record) -> tuple[str, dict[str, str]]:
     """Pick one root (the best layout holding module files; ties go to the sorted first) and the
-    files taken from it: name -> key.  Helpers over the cap, and reserved or unimportable names,
-    are recorded in `not_taken` with the reason."""
+    files taken from it: name -> key.  Helpers over the cap, and reserved, unimportable or too
+    long names, are refused in `record` with the reason."""
     modules = {k: v for k, v in candidates.items() if v[2] in MODULES}
     if not modules:
         return "", {}
@@ -87,7 +166,9 @@ def choose(candidates: dict[str, tuple[int, str, str]], notes: list[str],
     roots = sorted({root for prio, root, _ in modules.values() if prio == best})
     root = roots[0]
     if len(roots) > 1:
-        notes.append(f"several folders hold module files ({', '.join(roots)}); took {root}/")
+        more = f" and {len(roots) - 3:,} more" if len(roots) > 3 else ""
+        record.note(f"several folders hold module files ({', '.join(listed(r) for r in roots[:3])}{more}); "
+                    f"took {listed(root)}/")
     chosen: dict[str, str] = {}
     helpers = 0
     for key, (prio, r, name) in sorted(candidates.items()):
@@ -101,7 +182,7 @@ def choose(candidates: dict[str, tuple[int, str, str]], notes: list[str],
             why = f"more than {MAX_HELPERS} helper files"
         if why:
             if name != "__init__":  # every release copy has one: not worth a note
-                not_taken[key] = why
+                record.refuse(key, why)
             continue
         helpers += 1
         chosen[name] = key

@@ -7,7 +7,8 @@ identifier), so ``../`` paths, absolute paths and symlinks cannot write or point
 Only regular files are taken (symlinks, hardlinks and devices are ignored, in archives and in
 directories, where directory symlinks are not followed either).  Caps: archive size, member
 count, total unpacked size (checked on the declared sizes and, for streamed tar, on the bytes
-actually decompressed), the size of each file (read with a hard cap), the size of the files
+actually decompressed), the archive's own headers before a library builds objects from them (a
+zip's central directory, tar's pax and GNU long-name headers: see "archives" below), the size of each file (read with a hard cap), the size of the files
 taken together, and the number of helper files (`grader.batch.take.MAX_HELPERS`).  The two size
 caps are the static checks' parse budget (`grader.sources`: 256 KiB a file, 1 MiB in all; the
 trusted process holds syntax trees of what it takes, ~230 bytes of tree per byte of source at
@@ -24,14 +25,16 @@ import io
 import os
 import re
 import stat
+import struct
 import tarfile
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
 from grader import MODULES
-from grader.batch.take import SKIP_DIRS, choose, layout_of
+from grader.batch.take import REASON_LIMIT, SKIP_DIRS, Record, choose, layout_of, listed, too_long
 from grader.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES, size_words
+from grader.untrusted import shown
 
 MAX_ARCHIVE_BYTES = 64 * 2**20  # the archive file itself
 MAX_MEMBERS = 20_000  # entries in an archive (or files walked in a directory)
@@ -42,7 +45,12 @@ MAX_DIR_DEPTH = 3  # how deep a directory submission is searched
 
 
 class RejectedSubmission(Exception):
-    """A submission the grader refuses to read (bomb, corrupt, too large...), with a plain reason."""
+    """A submission the grader refuses to read (bomb, corrupt, too large...), with a plain reason
+    (capped where it is made, as everything staging records: it may quote a name or a library's
+    message about the submission's bytes)."""
+
+    def __init__(self, reason: object) -> None:
+        super().__init__(shown(reason, REASON_LIMIT))
 
 
 class _TooBig(Exception):
@@ -60,7 +68,7 @@ def _read_capped(stream: io.BufferedIOBase | io.RawIOBase | object, what: str) -
     return data
 
 
-def _within_total(root: str, files: dict[str, bytes], not_taken: dict[str, str]) -> dict[str, bytes]:
+def _within_total(root: str, files: dict[str, bytes], record: Record) -> dict[str, bytes]:
     """The files taken, at most `MAX_SOURCE_BYTES` together: the module files first (in handout
     order; past the cap the submission is rejected), then the helpers by name (past the cap, not
     taken)."""
@@ -77,7 +85,7 @@ def _within_total(root: str, files: dict[str, bytes], not_taken: dict[str, str])
                                      "together (the cap)")
         else:
             total -= len(files[name])
-            not_taken[f"{prefix}{name}.py"] = (f"with it, the files taken would hold more than "
+            record.refuse(f"{prefix}{name}.py", f"with it, the files taken would hold more than "
                                                 f"{size_words(MAX_SOURCE_BYTES)} of source together (the cap)")
     return kept
 
@@ -93,24 +101,24 @@ def _normalise(name: str) -> PurePosixPath | None:
     return PurePosixPath(*parts)
 
 
-def read_submission(path: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[str, dict[str, bytes]]:
+def read_submission(path: Path, record: Record) -> tuple[str, dict[str, bytes]]:
     """(the root taken, name -> the bytes of each file taken) from the folder or archive `path`.
 
     Raises RejectedSubmission with a plain reason for a submission that cannot be read safely
-    (over a cap, corrupt, unreadable).  Notes for the student go to `notes`; files that are not
-    taken (a symlink, a reserved name...) to `not_taken`, with the reason.
+    (over a cap, corrupt, unreadable).  Notes for the student, and the files that are not taken
+    (a symlink, a reserved name...) with the reason, go to `record` (which caps them).
     """
     try:
         if path.is_dir():
-            root, files = _read_directory(path, notes, not_taken)
+            root, files = _read_directory(path, record)
         else:
             size = path.stat().st_size
             if size > MAX_ARCHIVE_BYTES:
                 raise RejectedSubmission(f"the archive is {size / 2**20:.0f} MiB (the cap is "
                                          f"{MAX_ARCHIVE_BYTES // 2**20} MiB)")
             reader = _read_zip if path.name.lower().endswith(".zip") else _read_tar
-            root, files = reader(path, notes, not_taken)
-        return root, _within_total(root, files, not_taken)
+            root, files = reader(path, record)
+        return root, _within_total(root, files, record)
     except _TooBig as exc:
         raise RejectedSubmission(str(exc)) from None
     except OSError as exc:
@@ -154,46 +162,65 @@ def dir_candidates(folder: Path, links: dict[str, str] | None = None) -> dict[st
     return out
 
 
-def _read_directory(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[str, dict[str, bytes]]:
+def _read_directory(src: Path, record: Record) -> tuple[str, dict[str, bytes]]:
     links: dict[str, str] = {}
     candidates = dir_candidates(src, links)
-    root, chosen = choose(candidates, notes, not_taken)
-    if not chosen:  # nothing regular to take: say which links were refused
-        not_taken.update(links)
-    else:
-        prefix = "" if root == "." else root + "/"
-        not_taken.update({k: v for k, v in links.items() if k.startswith(prefix) and "/" not in k[len(prefix):]})
+    root, chosen = choose(candidates, record)
+    prefix = "" if root == "." else root + "/"
+    for key, why in links.items():  # nothing regular to take: every link refused; else those in the root
+        if not chosen or (key.startswith(prefix) and "/" not in key[len(prefix):]):
+            record.refuse(key, why)
     files: dict[str, bytes] = {}
     for module, key in chosen.items():
         path = src / key
         try:  # open without following a symlink swapped in since the walk
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))  # (Windows has none: `grader check` there)
         except OSError as exc:
-            not_taken[key] = f"cannot be read ({exc.strerror})"
+            record.refuse(key, f"cannot be read ({exc.strerror})")
             continue
         with os.fdopen(fd, "rb") as f:
             st = os.fstat(f.fileno())
             if module not in MODULES and st.st_size > MAX_MODULE_BYTES:
-                not_taken[key] = _larger()
+                record.refuse(key, _larger())
                 continue
             if not stat.S_ISREG(st.st_mode):
-                not_taken[key] = "not a regular file"
+                record.refuse(key, "not a regular file")
                 continue
             if st.st_nlink > 1:  # a hard link could point at any file on this machine
-                not_taken[key] = "a hard link (only regular files are taken)"
+                record.refuse(key, "a hard link (only regular files are taken)")
                 continue
             files[module] = _read_capped(f, key)
     return root, files
 
 
 # -- archives ----------------------------------------------------------------------------------
+#
+# The archive's own headers are bounded before a library builds objects from them: zipfile reads
+# the whole central directory and builds an object per entry before any cap on entries could
+# apply, and tarfile reads each extended header (pax, GNU long name) whole and builds a dict entry
+# per record (~24 bytes held per byte: 150 MiB of empty pax keywords held 4 GB).
 
-def _note_unsafe(count: int, notes: list[str]) -> None:
+#: Bytes of a zip's central directory (names, extra fields and comments of every entry): 20,000
+#: entries with 150-character paths and the extra fields Info-ZIP and macOS write hold about 4 MiB.
+MAX_ZIP_DIRECTORY = 8 * 2**20
+#: Bytes of one extended tar header (pax ``x``/``g``, Solaris ``X``, GNU long name ``L``/``K``).
+#: An honest one holds a long path, a git commit id or macOS's extended attributes: a few hundred bytes.
+MAX_EXTENDED_HEADER = 64 * 2**10
+#: Bytes of every extended header of an archive together, and of the global ones together (tarfile
+#: copies what they say into every later member).
+MAX_EXTENDED_TOTAL, MAX_GLOBAL_HEADERS = 32 * 2**20, 16 * 2**10
+#: Extended headers in a row before one member (tarfile follows each with a recursive call).
+MAX_EXTENDED_CHAIN = 8
+_SPARSE = ("holds a sparse file (GNU tar's sparse format, which the grader does not read): "
+           "create the archive without --sparse")
+
+
+def _note_unsafe(count: int, record: Record) -> None:
     """One note for the archive entries with absolute or ``..`` paths (their names are not echoed:
     they may hold anything, including paths of this machine)."""
     if count:
-        notes.append(f"ignored {count} archive entr{'y' if count == 1 else 'ies'} with an unsafe path "
-                     "(absolute, or climbing out with ..)")
+        record.note(f"ignored {count} archive entr{'y' if count == 1 else 'ies'} with an unsafe path "
+                    "(absolute, or climbing out with ..)")
 
 
 def _zip_is_symlink(info: zipfile.ZipInfo) -> bool:
@@ -201,11 +228,55 @@ def _zip_is_symlink(info: zipfile.ZipInfo) -> bool:
     return info.create_system == 3 and stat.S_ISLNK(mode)
 
 
-def _read_zip(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[str, dict[str, bytes]]:
+def _zip_directory_bounded(src: Path) -> None:
+    """Refuse a zip whose central directory holds more than `MAX_ZIP_DIRECTORY` bytes or more than
+    `MAX_MEMBERS` entries, from its raw bytes, before zipfile reads it.  The end record is found by
+    zipfile's own function (``_EndRecData``, unchanged since Python 2), and the directory is located
+    and walked entry by entry as ``ZipFile._RealGetContents`` does, so both see the same entries."""
+    with open(src, "rb") as f:
+        try:
+            end = zipfile._EndRecData(f)  # type: ignore[attr-defined]
+        except OSError:
+            end = None
+        if not end:
+            raise RejectedSubmission("corrupt archive: not a readable zip file (no end of central directory)")
+        size = end[zipfile._ECD_SIZE]  # type: ignore[attr-defined]
+        if size > MAX_ZIP_DIRECTORY:
+            raise RejectedSubmission(f"the archive's central directory is {size / 2**20:.1f} MiB (the cap is "
+                                     f"{MAX_ZIP_DIRECTORY // 2**20} MiB)")
+        if end[zipfile._ECD_ENTRIES_TOTAL] > MAX_MEMBERS:  # type: ignore[attr-defined]
+            raise RejectedSubmission(f"the archive has {end[zipfile._ECD_ENTRIES_TOTAL]} entries "  # type: ignore[attr-defined]
+                                     f"(the cap is {MAX_MEMBERS})")
+        start = end[zipfile._ECD_LOCATION] - size  # type: ignore[attr-defined]
+        if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:  # type: ignore[attr-defined]
+            start -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator  # type: ignore[attr-defined]
+        if start < 0:
+            raise RejectedSubmission("corrupt archive: bad offset for the central directory")
+        f.seek(start)
+        data = f.read(size)
+    pos, count = 0, 0
+    while pos < size:
+        fixed = data[pos:pos + 46]
+        if len(fixed) != 46 or fixed[:4] != zipfile.stringCentralDir:  # type: ignore[attr-defined]
+            raise RejectedSubmission("corrupt archive: a bad central directory entry")
+        count += 1
+        if count > MAX_MEMBERS:
+            raise RejectedSubmission(f"the archive has more than {MAX_MEMBERS} entries")
+        names, extra, comment = struct.unpack_from("<3H", fixed, 28)
+        pos += 46 + names + extra + comment
+
+
+def _open_zip(src: Path) -> zipfile.ZipFile:
+    """The zip `src`, its central directory bounded first (`_zip_directory_bounded`)."""
+    _zip_directory_bounded(src)
     try:
-        zf = zipfile.ZipFile(src)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        return zipfile.ZipFile(src)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error) as exc:
         raise RejectedSubmission(f"corrupt archive: not a readable zip file ({exc})") from None
+
+
+def _read_zip(src: Path, record: Record) -> tuple[str, dict[str, bytes]]:
+    zf = _open_zip(src)
     with zf:
         try:
             infos = zf.infolist()
@@ -229,20 +300,20 @@ def _read_zip(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[s
             if info.is_dir():
                 continue
             layout = layout_of(norm)
-            if layout is None:
+            if layout is None or too_long(str(norm), record):
                 continue
             if _zip_is_symlink(info):
-                not_taken[str(norm)] = "a symlink (only regular files are taken)"
+                record.refuse(str(norm), "a symlink (only regular files are taken)")
                 continue
             candidates[str(norm)] = layout
             by_key[str(norm)] = info
-        _note_unsafe(unsafe, notes)
-        root, chosen = choose(candidates, notes, not_taken)
+        _note_unsafe(unsafe, record)
+        root, chosen = choose(candidates, record)
         files: dict[str, bytes] = {}
         for module, key in chosen.items():
             info = by_key[key]
             if info.file_size > MAX_MODULE_BYTES and module not in MODULES:
-                not_taken[key] = _larger()
+                record.refuse(key, _larger())
                 continue
             if info.file_size > MAX_MODULE_BYTES:
                 raise _TooBig(f"{key} is {_larger()}")
@@ -277,21 +348,66 @@ class _CountingReader(io.RawIOBase):
         return len(data)
 
 
-_CORRUPT = (tarfile.TarError, OSError, EOFError, zlib.error, ValueError)
+_EXTENDED = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
+             tarfile.GNUTYPE_LONGLINK)
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A tar member's header, whose extended headers are bounded before tarfile reads them.
+
+    ``_proc_member`` is where tarfile says a subclass may step in (its comment: "can be overridden
+    in a subclass"): it runs on the raw 512-byte header just read, whose size field says how many
+    bytes of extended header follow, before any of them is read.  Refused: one extended header over
+    `MAX_EXTENDED_HEADER`, all of them together over `MAX_EXTENDED_TOTAL`, the global ones over
+    `MAX_GLOBAL_HEADERS`, more than `MAX_EXTENDED_CHAIN` in a row, and GNU sparse files (their
+    maps are read block by block, as long as the map says)."""
+
+    def _proc_member(self, tf: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+        if self.type == tarfile.GNUTYPE_SPARSE:
+            raise RejectedSubmission(f"the archive {_SPARSE}")
+        if self.type not in _EXTENDED:
+            return super()._proc_member(tf)  # type: ignore[misc]
+        seen = vars(tf).setdefault("_kit_headers", {"total": 0, "global": 0, "chain": 0})
+        if not 0 <= self.size <= MAX_EXTENDED_HEADER:
+            raise RejectedSubmission(f"the archive has an extended header (pax or GNU long name) of {self.size:,} "
+                                     f"bytes (the cap is {MAX_EXTENDED_HEADER // 1024} KiB)")
+        seen["total"] += self.size
+        seen["global"] += self.size if self.type == tarfile.XGLTYPE else 0
+        seen["chain"] += 1
+        try:
+            if seen["total"] > MAX_EXTENDED_TOTAL or seen["global"] > MAX_GLOBAL_HEADERS:
+                raise RejectedSubmission(
+                    f"the archive's extended headers (pax or GNU long names) hold more than "
+                    f"{size_words(MAX_GLOBAL_HEADERS if seen['global'] > MAX_GLOBAL_HEADERS else MAX_EXTENDED_TOTAL)}"
+                    + (" of global headers" if seen["global"] > MAX_GLOBAL_HEADERS else "") + " (the cap)")
+            if seen["chain"] > MAX_EXTENDED_CHAIN:
+                raise RejectedSubmission(f"the archive has more than {MAX_EXTENDED_CHAIN} extended headers "
+                                         "in a row")
+            return super()._proc_member(tf)  # type: ignore[misc]
+        finally:
+            seen["chain"] -= 1
+
+    def _proc_gnusparse_10(self, next: tarfile.TarInfo, pax_headers: dict, tf: tarfile.TarFile) -> None:
+        raise RejectedSubmission(f"the archive {_SPARSE}")
+
+
+_CORRUPT = (tarfile.TarError, OSError, EOFError, zlib.error, ValueError, RecursionError)
 
 
 def _tar_members(src: Path):
-    """The members of the .tar.gz `src`, streamed (decompressed bytes counted against the cap)."""
+    """The members of the .tar.gz `src`, streamed (decompressed bytes counted against the cap,
+    extended headers bounded by `_BoundedTarInfo`, no member kept once the next is read)."""
     try:
         raw = gzip.open(src, "rb")
         counting = io.BufferedReader(_CountingReader(raw, MAX_UNPACKED_BYTES), buffer_size=1 << 16)
-        tf = tarfile.open(fileobj=counting, mode="r|")
-    except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
+        tf = tarfile.open(fileobj=counting, mode="r|", tarinfo=_BoundedTarInfo)
+    except _CORRUPT + (gzip.BadGzipFile,) as exc:
         raise RejectedSubmission(f"corrupt archive: not a readable .tar.gz ({exc})") from None
     count = 0
     try:
         with tf:
-            for member in tf:
+            while (member := tf.next()) is not None:
+                tf.members.clear()  # (tarfile keeps every member it read: 20,000 long names held 100 MB)
                 count += 1
                 if count > MAX_MEMBERS:
                     raise RejectedSubmission(f"the archive has more than {MAX_MEMBERS} entries")
@@ -304,7 +420,7 @@ def _tar_members(src: Path):
         raw.close()
 
 
-def _read_tar(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[str, dict[str, bytes]]:
+def _read_tar(src: Path, record: Record) -> tuple[str, dict[str, bytes]]:
     candidates: dict[str, tuple[int, str, str]] = {}
     unsafe = 0
     for _, member in _tar_members(src):  # first pass: names and sizes only
@@ -313,22 +429,22 @@ def _read_tar(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[s
             unsafe += 1
             continue
         layout = layout_of(norm)
-        if layout is None:
+        if layout is None or too_long(str(norm), record):
             continue
         if not member.isreg():
             kind = "symlink" if member.issym() else "hardlink" if member.islnk() else "special file"
-            not_taken[str(norm)] = f"a {kind} (only regular files are taken)"
+            record.refuse(str(norm), f"a {kind} (only regular files are taken)")
             candidates.pop(str(norm), None)
             continue
         if member.size > MAX_MODULE_BYTES and layout[2] not in MODULES:
-            not_taken[str(norm)] = _larger()
+            record.refuse(str(norm), _larger())
             candidates.pop(str(norm), None)
             continue
         if member.size > MAX_MODULE_BYTES:
             raise _TooBig(f"{norm} is {_larger()}")
         candidates[str(norm)] = layout
-    _note_unsafe(unsafe, notes)
-    root, chosen = choose(candidates, notes, not_taken)
+    _note_unsafe(unsafe, record)
+    root, chosen = choose(candidates, record)
     wanted = {key: module for module, key in chosen.items()}
     files: dict[str, bytes] = {}
     for tf, member in _tar_members(src):  # second pass: only the files taken (the last of a name wins)
@@ -344,21 +460,21 @@ def _read_tar(src: Path, notes: list[str], not_taken: dict[str, str]) -> tuple[s
 
 
 def first_entries(path: Path, limit: int = 5) -> list[str]:
-    """A few names the submission holds (to tell a student what an "empty" submission held)."""
+    """A few names the submission holds (to tell a student what an "empty" submission held), read
+    within the same bounds as the files taken, each as staging records a name (`listed`)."""
     names: list[str] = []
     try:
         if path.is_dir():
             for entry in sorted(os.scandir(path), key=lambda e: e.name)[:limit]:
                 names.append(entry.name + ("/" if entry.is_dir(follow_symlinks=False) else ""))
         elif path.name.lower().endswith(".zip"):
-            with zipfile.ZipFile(path) as zf:
+            with _open_zip(path) as zf:
                 names = [i.filename for i in zf.infolist()[:limit]]
         else:
-            with tarfile.open(path, "r:gz") as tf:
-                for member in tf:
-                    names.append(member.name)
-                    if len(names) >= limit:
-                        break
+            for _, member in _tar_members(path):
+                names.append(member.name)
+                if len(names) >= limit:
+                    break
     except Exception:  # noqa: BLE001 - only for a message
         pass
-    return [n[:80] for n in names]
+    return [listed(n[:80]) for n in names]
