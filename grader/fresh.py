@@ -27,7 +27,7 @@ domain of its own and each run one nested in it (`start(confine=...)`): with Lan
 (Landlock without scopes) it says so and exits: its orphans go to the worker, which reports
 them, and the grader ends the sandbox after that call.
 
-`grader.serve.serve_fresh` uses the template when this process has one and otherwise starts a
+`serve_fresh` (below) uses the template when this process has one and otherwise starts a
 new interpreter (`python -m grader.serve`), so both ways are always available.  The template
 is not for student code to talk to: it only runs named probes (`grader.serve.find_probe`) on
 JSON keyword arguments, and a submission that reaches it can only ask for another fresh run
@@ -253,3 +253,57 @@ def _run_probe(request: dict[str, Any]) -> int:
     with open(request["reply"], "wb") as f:
         f.write(encode(reply))
     return 0
+
+
+# -- a probe in a fresh process: the template where this process has one, else a new interpreter --
+
+def serve_fresh(folder: str, name: str, kwargs: dict[str, Any], timeout: float = 120.0) -> Any:
+    """Run a probe in a *fresh* Python process (for "resume in a new process" checks).
+
+    Called from inside a probe; the child imports the same implementation folder and returns
+    the probe's data through a file.  The child's exceptions re-raise here as RuntimeError
+    with the student's message, so they travel back as data like any other.
+    """
+    import tempfile
+
+    from grader.protocol import decode
+
+    with tempfile.TemporaryDirectory() as tmp:
+        request, reply = os.path.join(tmp, "request.pt"), os.path.join(tmp, "reply.pt")
+        template = current()
+        if template is not None:  # forked from a process that imported torch but no submission
+            if template.run(folder, name, kwargs, reply, timeout) is None:
+                raise TimeoutError(f"the fresh process running {name} timed out after {timeout:g} s")
+        else:
+            _run_interpreter(folder, name, kwargs, request, reply, timeout)
+        if not os.path.exists(reply):
+            raise RuntimeError(f"the fresh process running {name} died without replying")
+        with open(reply, "rb") as f:
+            result = decode(f.read())
+    if "error" in result:
+        err = result["error"]
+        exc = NotImplementedError if err["not_implemented"] else RuntimeError
+        raise exc(f"in a fresh process: {err['type']}: {err['message']}")
+    return result["ok"]
+
+
+def _run_interpreter(folder: str, name: str, kwargs: dict[str, Any], request: str, reply: str,
+                     timeout: float, module: str = "grader.serve") -> None:
+    """The same fresh run in a new interpreter (`python -m grader.serve`): where no template runs
+    (`module`: another entry point reading the same request, e.g. `grader.peak`)."""
+    import importlib
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from grader.protocol import encode
+    from grader.serve import PROBE_PACKAGE
+
+    with open(request, "wb") as f:
+        f.write(encode({"folder": folder, "name": name, "kwargs": kwargs}))
+    # the child must find `grader` and `tests.probes` exactly where this process found them
+    roots = {str(Path(importlib.import_module(m).__file__).resolve().parents[depth])
+             for m, depth in (("grader", 1), (PROBE_PACKAGE, 2))}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*roots, os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, "-m", module, request, reply], timeout=timeout, check=False,
+                   stdin=subprocess.DEVNULL, env=env)

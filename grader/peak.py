@@ -53,7 +53,7 @@ def call_measured(folder: Path, name: str, kwargs: dict[str, Any]) -> tuple[dict
     import subprocess
 
     from grader.protocol import BoundaryError, decode
-    from grader.serve import _run_interpreter
+    from grader.fresh import _run_interpreter
 
     unmeasured = {"peak_growth_bytes": -1, "method": "not measured"}
     if not can_measure():

@@ -59,59 +59,6 @@ def missing_file(err: dict[str, Any], impl: Implementation) -> dict[str, Any]:
     return err
 
 
-def serve_fresh(folder: str, name: str, kwargs: dict[str, Any], timeout: float = 120.0) -> Any:
-    """Run a probe in a *fresh* Python process (for "resume in a new process" checks).
-
-    Called from inside a probe; the child imports the same implementation folder and returns
-    the probe's data through a file.  The child's exceptions re-raise here as RuntimeError
-    with the student's message, so they travel back as data like any other.
-    """
-    import os
-    import tempfile
-
-    from grader import fresh
-    from grader.protocol import decode
-
-    with tempfile.TemporaryDirectory() as tmp:
-        request, reply = os.path.join(tmp, "request.pt"), os.path.join(tmp, "reply.pt")
-        template = fresh.current()
-        if template is not None:  # forked from a process that imported torch but no submission
-            if template.run(folder, name, kwargs, reply, timeout) is None:
-                raise TimeoutError(f"the fresh process running {name} timed out after {timeout:g} s")
-        else:
-            _run_interpreter(folder, name, kwargs, request, reply, timeout)
-        if not os.path.exists(reply):
-            raise RuntimeError(f"the fresh process running {name} died without replying")
-        with open(reply, "rb") as f:
-            result = decode(f.read())
-    if "error" in result:
-        err = result["error"]
-        exc = NotImplementedError if err["not_implemented"] else RuntimeError
-        raise exc(f"in a fresh process: {err['type']}: {err['message']}")
-    return result["ok"]
-
-
-def _run_interpreter(folder: str, name: str, kwargs: dict[str, Any], request: str, reply: str,
-                     timeout: float, module: str = "grader.serve") -> None:
-    """The same fresh run in a new interpreter (`python -m grader.serve`): where no template runs
-    (`module`: another entry point reading the same request, e.g. `grader.peak`)."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from grader.protocol import encode
-
-    with open(request, "wb") as f:
-        f.write(encode({"folder": folder, "name": name, "kwargs": kwargs}))
-    # the child must find `grader` and `tests.probes` exactly where this process found them
-    roots = {str(Path(importlib.import_module(m).__file__).resolve().parents[depth])
-             for m, depth in (("grader", 1), (PROBE_PACKAGE, 2))}
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*roots, os.environ.get("PYTHONPATH", "")]))
-    subprocess.run([sys.executable, "-m", module, request, reply], timeout=timeout, check=False,
-                   stdin=subprocess.DEVNULL, env=env)
-
-
 def _main(argv: list[str]) -> int:
     from pathlib import Path
 

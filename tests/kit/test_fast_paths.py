@@ -17,7 +17,7 @@ import torch
 
 from grader import KIT_ROOT, fresh
 from grader.reference import reference
-from grader.serve import serve_fresh
+from grader.fresh import serve_fresh
 from grader.target import Implementation
 
 COUNTING_MODULE = textwrap.dedent("""
@@ -51,7 +51,7 @@ def test_no_template_once_a_submission_is_loaded(tmp_path: Path):
         from grader.target import Implementation
         Implementation(Path({str(tmp_path)!r})).memory
         assert fresh.start() is None
-        from grader.serve import serve_fresh
+        from grader.fresh import serve_fresh
         print(serve_fresh({str(tmp_path)!r}, "memory.bytes_per_parameter", {{"optimizer": "sgd"}}))
     """)
     out = subprocess.run([sys.executable, "-c", script], cwd=KIT_ROOT, capture_output=True, text=True, timeout=120)

@@ -145,7 +145,7 @@ def resume_in_fresh_process(impl, seed, total, k):
     path}.
     """
     from grader.protocol import decode
-    from grader.serve import serve_fresh
+    from grader.fresh import serve_fresh
 
     scratch = tempfile.mkdtemp()
     try:
