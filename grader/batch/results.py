@@ -364,8 +364,64 @@ def write_atomic(path: Path, text: str) -> None:
         pass
 
 
+#: Bytes of one JSON file written for one student (results.json, instructor.json): the last bound on
+#: them.  What goes in is capped where it is made (messages: `bounded_messages`; what staging says
+#: about the submission: `grader.batch.take.Record`), so an honest file is far below it (all twelve
+#: modules with every message at its cap: about 1.7 MB); a file over it is replaced by a note
+#: (`over_budget`).  20,000 long names of files not taken once made a results.json of 202 MB.
+STUDENT_FILE_BYTES = 8 * 2**20
+STUDENT_FILES = (RESULTS, INSTRUCTOR)
+
+
 def write_json(path: Path, doc: Any) -> None:
-    write_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    """`doc` as JSON at `path`, atomically.  A student's file (`STUDENT_FILES`) has a budget of
+    `STUDENT_FILE_BYTES`: the text is made piece by piece and, past the budget, dropped and replaced
+    by `over_budget`'s note (never held whole)."""
+    encoder = json.JSONEncoder(indent=1)
+    if path.name not in STUDENT_FILES:
+        write_atomic(path, encoder.encode(doc) + "\n")
+        return
+    pieces, size = [], 0
+    for piece in encoder.iterencode(doc):
+        size += len(piece)  # (ASCII: JSONEncoder escapes everything else)
+        if size > STUDENT_FILE_BYTES:
+            write_atomic(path, encoder.encode(over_budget(doc, path.name)) + "\n")
+            return
+        pieces.append(piece)
+    write_atomic(path, "".join(pieces) + "\n")
+
+
+def over_budget(doc: Any, name: str) -> dict[str, Any]:
+    """What is written instead of a student's JSON file over `STUDENT_FILE_BYTES`: its numbers,
+    booleans and short strings, objects followed three levels down (a results.json keeps its score,
+    status and points per module), lists and long strings left out, at most 500 values; and a note
+    saying so, as the summary a student reads (``output``) where the document has one."""
+    kept = 0
+
+    def small(value: Any, depth: int) -> Any:
+        nonlocal kept
+        if kept >= 500:
+            return _LEFT
+        if isinstance(value, dict) and depth < 4:
+            out = {}
+            for key, item in value.items():
+                item = small(item, depth + 1)
+                if item is not _LEFT and isinstance(key, str) and len(key) <= 100:
+                    out[key] = item
+            return out
+        if value is None or isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) <= 300):
+            kept += 1
+            return value
+        return _LEFT
+
+    note = (f"This {name} was over the budget of one student's file ({STUDENT_FILE_BYTES // 2**20} MiB): "
+            "its details were left out (lists and long texts); tell the course staff.")
+    out = small(doc, 0) if isinstance(doc, dict) else {}
+    out["output" if isinstance(doc, dict) and "output" in doc else "note"] = note
+    return out
+
+
+_LEFT = object()
 
 
 def load_results(path: Path) -> dict[str, Any] | None:
