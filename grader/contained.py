@@ -112,12 +112,9 @@ def _child(fn: Callable[..., Any], args: tuple[Any, ...], write_fd: int) -> int:
 
     _close_other_fds(keep={0, 1, 2, write_fd})
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        import torch
-
+    torch = sys.modules.get("torch")  # (not imported here when this process never ran it: a second per child)
+    if torch is not None:
         torch.set_num_threads(1)  # (OpenMP's pool does not survive a fork)
-    except ImportError:
-        pass
     try:
         reply: dict[str, Any] = {"ok": fn(*args)}
         payload = encode(reply)

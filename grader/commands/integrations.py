@@ -221,6 +221,10 @@ def cmd_similarity(args: argparse.Namespace, console: Console) -> int:
         console.print(f"[yellow]{len(result.flagged)} could not be read and were not compared (flagged at the top "
                       f"of the page):[/yellow] " + ", ".join(shown_markup(n) for n in sorted(result.flagged)),
                       highlight=False, soft_wrap=True)
+    if result.lookups:
+        console.print(f"[yellow]{len(result.lookups)} reach code through a lookup no reading can follow (compared, "
+                      "and flagged at the top of the page):[/yellow] "
+                      + ", ".join(shown_markup(n) for n in sorted(result.lookups)), highlight=False, soft_wrap=True)
     return 0
 
 

@@ -1,12 +1,18 @@
 """`grader similarity`: which submissions share code, and which are close to the reference solutions.
 
-Only the code of the graded functions counts, and all of it: for every function or method that
-holds a solution region in `solutions/`, the code its rule would cover (`grader.static.build_scope`:
-the function, every submission def it reaches by name, in any of the submission's modules, and
-the module-level code it runs), so renaming a graded function and delegating to it hides
-nothing.  What every submission shares is left out: docstrings, signatures, and any statement or
-function body that is exactly as the stubs in `assignment/` have it (an untouched stub, a
-helper the release provides).  The reference solutions join as one more "submission"
+The code of every file that can run is compared: the graded modules and every submission module
+they import, transitively (`grader.scope.closure`), each def's body and each statement.  It is
+listed graded function by graded function first (for every function or method that holds a
+solution region in `solutions/`, the code its rule covers, `grader.static.build_scope`: the
+function, every submission def it reaches by name, in any module, and the module-level code it
+runs), then whatever else those files hold, so neither renaming a graded function and delegating
+to it nor reaching the copied code through a lookup by a computed name (``getattr(_impl, "_" +
+name)``) hides anything.  A submission whose graded functions reach code through such a lookup
+(the rules' *breaches*, `grader.breaches`, less those the reference solutions' own functions have)
+is also *flagged for a look*: compared as usual, and listed with the lookups at the top of the page.
+What every submission shares is left out: docstrings, signatures, and any statement or function
+body that is exactly as the stubs in `assignment/` have it (an untouched stub, a helper the
+release provides).  The reference solutions join as one more "submission"
 (``<reference solutions>``): a submission close to them points at leaked solutions.
 
 The comparison is copydetect's (winnowing fingerprints over normalised tokens, as MOSS): for
@@ -14,30 +20,43 @@ each pair, the share of each side's tokens found in the other.  The page lists t
 or above the threshold, those with the reference solutions first, then highest first, with the
 matching regions highlighted side by side.
 Submissions are staged exactly as `grader grade` stages them (`grader.batch.stage`, with its byte
-caps), read within the static checks' budget, never run.  A submission that cannot be read for
-any reason (a file that does not parse, an expression too deep to print back, code over
-`MAX_CODE_CHARS`) is *flagged*: listed at the top of the page with the reason, not compared, and
-the report is written for everyone else.
+caps and header bounds), read within the static checks' budget, never run; each one's staging and
+reading run in a child under a CPU-time, address-space and wall-clock budget (`grader.contained`:
+`READ_SECONDS`, `READ_MEMORY`), as `grader grade`'s workers are budgeted.  A submission that cannot
+be read for any reason (a file that does not parse, an expression too deep to print back, code
+over `MAX_CODE_CHARS`, a budget spent) is *flagged*: listed at the top of the page with the
+reason, not compared, and the report is written for everyone else.
 """
 
 from __future__ import annotations
 
 import ast
 import io
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import KIT_ROOT, MODULES
-from grader.batch.discover import discover
+from grader.batch.discover import Source, discover
 from grader.batch.stage import stage
 from grader.batch.unpack import RejectedSubmission
+from grader.contained import contained
+from grader.scope import closure
 from grader.static import SourceSet, build_scope
 from grader.untrusted import shown
 
 REFERENCE = "<reference solutions>"
 BEGIN = "### BEGIN SOLUTION"
 MAX_CODE_CHARS = 256 * 1024  # of one submission's extracted code (a copy of the reference is ~60,000)
+#: One submission's staging and reading, in a child (`grader.contained`): CPU seconds (and wall
+#: seconds) and bytes of address space beyond the grader's.  An honest submission takes well under
+#: a second and a few MiB; 70 KB of aliasing code held the alias analysis for 104 s of CPU, and
+#: 150 MiB of pax keywords held 4 GB, before these.
+READ_SECONDS, READ_MEMORY = 60.0, 1 << 30
+#: Lookups listed per flagged submission.
+MAX_LOOKUPS = 10
+_AT = re.compile(r" \([^()]*:\d+\)$")  # a breach's place: "getattr (memory.py:15)"
 
 
 class SimilarityError(Exception):
@@ -80,6 +99,10 @@ def _body(node: ast.AST) -> list[ast.stmt]:
     return body
 
 
+def _is_docstring(stmt: ast.AST) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
 def _code(stmts: list[ast.stmt]) -> str:
     return "\n".join(ast.unparse(stmt) for stmt in stmts)
 
@@ -99,30 +122,42 @@ def boilerplate(stubs: Path = KIT_ROOT / "assignment") -> set[str]:
     return out
 
 
-def extract(folder: Path, wanted: dict[str, list[str]], boiler: set[str] | None = None) -> str:
-    """The code the rules of the graded functions found in `folder` cover (`build_scope`), without
-    what the stubs have (`boilerplate`): each def's body and each module-level statement once, the
-    graded functions in handout order, each followed by what it reaches (by file and line).
-    Raises whatever reading it raises (the caller flags the submission)."""
+@dataclass
+class Extracted:
+    code: str  # what is compared
+    lookups: list[str]  # the breaches the graded functions' scopes hold ("getattr (memory.py:15)")
+
+
+def extract(folder: Path, wanted: dict[str, list[str]], boiler: set[str] | None = None) -> Extracted:
+    """The code of every file in `folder` that can run (the graded modules and the submission modules
+    they import, transitively), without what the stubs have (`boilerplate`): each def's body and each
+    statement once; first the graded functions in handout order, each followed by what its rule covers
+    (`build_scope`, by file and line), then each file's remaining code.  With the breaches those scopes
+    hold.  Raises whatever reading it raises (the caller flags the submission)."""
     boiler = boilerplate() if boiler is None else boiler
     sources = SourceSet(folder)
     done: set[int] = set()
     parts = []
-    for module, names in wanted.items():
-        if module not in sources.names:
-            continue
-        for qual in names:
+    lookups: set[str] = set()
+    present = [module for module in wanted if module in sources.names]
+    for module in present:
+        for qual in wanted[module]:
             try:
                 scope = build_scope(sources, module, qual)
             except LookupError:  # the function is not defined: nothing of it to compare
                 continue
+            lookups.update(scope.breaches)
             target, rest = scope.nodes[0], scope.nodes[1:]
             pieces = _pieces(target, done, boiler)
             for node in sorted(rest, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
                 pieces += _pieces(node, done, boiler)
             if pieces:
                 parts.append(f"# {module}.{qual}\n" + "\n".join(pieces) + "\n")
-    return "\n".join(parts)
+    for file in closure(sources, present):  # the rest of every file that can run
+        pieces = [piece for stmt in sources.tree(file).body for piece in _pieces(stmt, done, boiler)]
+        if pieces:
+            parts.append(f"# {file}.py\n" + "\n".join(pieces) + "\n")
+    return Extracted("\n".join(parts), sorted(lookups))
 
 
 def _pieces(node: ast.AST, done: set[int], boiler: set[str]) -> list[str]:
@@ -131,6 +166,8 @@ def _pieces(node: ast.AST, done: set[int], boiler: set[str]) -> list[str]:
     if id(node) in done or not isinstance(node, ast.stmt):
         return []  # (a decorator, default or annotation is an expression: its statement counts)
     done.add(id(node))
+    if _is_docstring(node):
+        return []
     if isinstance(node, ast.ClassDef):
         return [piece for stmt in _body(node) for piece in _pieces(stmt, done, boiler)]
     code = _code(_body(node)) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ast.unparse(node)
@@ -158,6 +195,7 @@ class Similarity:
     skipped: dict[str, str]  # nothing to compare: rejected, stubs only
     threshold: float
     flagged: dict[str, str] = field(default_factory=dict)  # could not be read (why): look at these by hand
+    lookups: dict[str, list[str]] = field(default_factory=dict)  # compared, but reach code by a lookup: look too
 
 
 def analyse(paths: list[Path], threshold: float = 0.5, k: int = 25, window: int = 1,
@@ -170,31 +208,33 @@ def analyse(paths: list[Path], threshold: float = 0.5, k: int = 25, window: int 
     codes: dict[str, str] = {}
     skipped: dict[str, str] = {f"{s.student}": why for s, why in found.refused}
     flagged: dict[str, str] = {}
+    lookups: dict[str, list[str]] = {}
     wanted = graded_functions()
     boiler = boilerplate()
+    reference = None
+    if include_reference and (KIT_ROOT / "solutions").is_dir():
+        reference = extract(KIT_ROOT / "solutions", wanted, boiler)
+        codes[REFERENCE] = reference.code
+    expected = {_AT.sub("", b) for b in reference.lookups} if reference else set()  # (torch._scaled_mm in fp8)
     with tempfile.TemporaryDirectory(prefix="kit-similarity-") as tmp:
         for i, source in enumerate(found.sources):
-            try:
-                staged = stage(source, Path(tmp) / f"s{i}")
-            except RejectedSubmission as exc:
-                skipped[source.student] = f"rejected: {exc}"
-                continue
-            try:  # anything at all: this submission is flagged, the others are still compared
-                code = extract(staged.folder, wanted, boiler)
-                if len(code) > MAX_CODE_CHARS:
-                    raise ValueError(f"the code its graded functions reach is {len(code):,} characters "
-                                     f"(the report compares at most {MAX_CODE_CHARS:,})")
-                if code.strip():
-                    copydetect.CodeFingerprint(f"{i}.py", k, window, fp=io.StringIO(code), language="python")
-            except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError, SyntaxError...
-                flagged[source.student] = _why(exc)
-                continue
-            if code.strip():
-                codes[source.student] = code
-            else:
+            got = contained(_read, source, Path(tmp) / f"s{i}", wanted, boiler, k, window,
+                            memory=READ_MEMORY, seconds=READ_SECONDS)
+            reply = got.value if isinstance(got.value, dict) else {}
+            if got.error is not None or not reply:  # a budget spent, or anything else the child said
+                flagged[source.student] = shown(f"reading it (in a child with {READ_SECONDS:g} s and "
+                                                f"{READ_MEMORY / 2**20:g} MiB more): {got.error or 'no result'}")
+            elif "rejected" in reply:
+                skipped[source.student] = f"rejected: {reply['rejected']}"
+            elif "flagged" in reply:
+                flagged[source.student] = str(reply["flagged"])
+            elif not reply.get("code"):
                 skipped[source.student] = "no graded function has code of its own (stubs only)"
-    if include_reference and (KIT_ROOT / "solutions").is_dir():
-        codes[REFERENCE] = extract(KIT_ROOT / "solutions", wanted, boiler)
+            else:
+                codes[source.student] = "".join(reply["code"])
+                found_lookups = [b for b in reply.get("lookups", []) if _AT.sub("", b) not in expected]
+                if found_lookups:
+                    lookups[source.student] = found_lookups[:MAX_LOOKUPS]
     if len(codes) < 2:
         raise SimilarityError(f"{len(codes)} submission(s) with code of their own: nothing to compare"
                               + (f" ({len(flagged)} flagged: {', '.join(shown(n, 40) for n in sorted(flagged)[:5])})"
@@ -211,7 +251,33 @@ def analyse(paths: list[Path], threshold: float = 0.5, k: int = 25, window: int 
             pairs.append(pair)
     # leaked solutions first: pairs with the reference at or above the threshold, then everyone, highest first
     pairs.sort(key=lambda p: (not (REFERENCE in (p.a, p.b) and p.score >= threshold), -p.score, p.a, p.b))
-    return Similarity(codes, pairs, skipped, threshold, flagged)
+    return Similarity(codes, pairs, skipped, threshold, flagged, lookups)
+
+
+def _read(source: Source, dest: Path, wanted: dict[str, list[str]], boiler: set[str], k: int,
+          window: int) -> dict[str, object]:
+    """One submission staged into `dest` and read (`extract`), in the budgeted child: plain data
+    back (`grader.contained`): {"code": [pieces], "lookups": [...]}, {"rejected": why} or
+    {"flagged": why}.  The code travels in pieces under the wire's cap on one string."""
+    import copydetect
+
+    try:
+        staged = stage(source, dest)
+    except RejectedSubmission as exc:
+        return {"rejected": str(exc)}
+    try:  # anything at all: this submission is flagged, the others are still compared
+        got = extract(staged.folder, wanted, boiler)
+        if len(got.code) > MAX_CODE_CHARS:
+            raise ValueError(f"the code of the files that can run is {len(got.code):,} characters "
+                             f"(the report compares at most {MAX_CODE_CHARS:,})")
+        if got.code.strip():
+            copydetect.CodeFingerprint("s.py", k, window, fp=io.StringIO(got.code), language="python")
+    except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError, SyntaxError...
+        return {"flagged": _why(exc)}
+    if not got.code.strip():
+        return {"code": []}
+    return {"code": [got.code[i:i + 4000] for i in range(0, len(got.code), 4000)],
+            "lookups": [shown(b) for b in got.lookups[:100]]}
 
 
 def _why(exc: BaseException) -> str:

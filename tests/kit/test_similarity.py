@@ -134,3 +134,79 @@ def test_a_submission_that_cannot_be_read_is_flagged_and_the_report_written(tmp_
     assert 'id="flagged"' in page and "mallory" in page and "RecursionError" in page
     assert page.count("<mark>") == page.count("</mark>") > 0
     assert "&lt;" in page and " < " not in page  # the code's own `<` is escaped, by the template alone
+
+
+def _hidden_behind_a_lookup(dest: Path, modules: tuple[str, ...]) -> None:
+    """The red team's evasion (issue: similarity item 4): for each of `modules`, the reference
+    module saved as ``_impl_<module>.py`` with its graded functions renamed ``_name``, and the module
+    file the stub whose graded functions call them through ``getattr(_impl, "_" + name)``."""
+    from grader.reports.similarity import graded_functions
+
+    shutil.copytree(KIT_ROOT / "assignment", dest)
+    for module in modules:
+        names = [n for n in graded_functions()[module] if "." not in n]
+        impl = (KIT_ROOT / "solutions" / f"{module}.py").read_text()
+        for name in names:
+            impl = re.sub(rf"\b{name}\b", f"_{name}", impl)
+        (dest / f"_impl_{module}.py").write_text(impl)
+        stub = (dest / f"{module}.py").read_text()
+        stub = stub.replace("from __future__ import annotations\n",
+                            f"from __future__ import annotations\n\nfrom . import _impl_{module}\n\n"
+                            f"_F = {{n: getattr(_impl_{module}, '_' + n) for n in {names!r}}}\n", 1)
+        bodies = {name: f"    return _F[{name!r}](*locals().values())\n" for name in names}
+        (dest / f"{module}.py").write_text(_with_bodies(stub, bodies))
+
+
+def test_a_copy_reached_through_a_computed_lookup_is_compared_and_flagged(tmp_path: Path) -> None:
+    """Every file that can run is compared, not only what the graded functions reach by name: the
+    reference hidden in helper modules reached by getattr scored 0% against the reference (the
+    scopes stop at the lookup); now it opens the report, and is flagged with the lookups."""
+    subs = tmp_path / "subs"
+    _hidden_behind_a_lookup(subs / "hidden" / "assignment", ("memory", "views", "data"))
+    _class(subs)
+    out = tmp_path / "similarity.html"
+    result = write_similarity([subs], out)
+    pair = next(p for p in result.pairs if {p.a, p.b} == {"hidden", REFERENCE})
+    assert pair.score > 0.65, result.pairs[:4]  # (0.73: the delegating stubs are the rest of its code)
+    assert pair in result.pairs[:2]  # the leaked solutions open the list: dave's copy, and this one
+    assert "hidden" in result.codes and "hidden" not in result.flagged
+    assert any(b.startswith("getattr (memory.py:") for b in result.lookups["hidden"]), result.lookups
+    assert set(result.lookups) == {"hidden"}  # honest ones, and the leaked copy (its torch._scaled_mm is the reference's), are not
+    page = out.read_text()
+    assert 'id="lookups"' in page and "getattr (memory.py:" in page
+
+
+def test_each_submission_is_read_under_a_budget_a_spent_one_is_flagged(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Staging and reading run in a child under CPU-time, address-space and wall-clock limits
+    (grader.contained): a submission whose reading spins, or grows without end, is flagged with the
+    budget it spent, and the report is written for everyone else."""
+    import grader.reports.similarity as similarity
+
+    _class(tmp_path / "subs")
+    for name in ("spinner", "grower"):
+        _student(tmp_path / "subs", name, ALICE)
+        (tmp_path / "subs" / name / "assignment" / f"{name}.py").write_text("X = 1\n")  # (tells them apart)
+    real = similarity.extract
+
+    def costly(folder: Path, *args, **kwargs):  # (runs in the child: the fork carries the patch)
+        if (folder / "spinner.py").exists():
+            while True:
+                pass
+        if (folder / "grower.py").exists():
+            hoard = []
+            while True:
+                hoard.append(bytearray(2**24))
+        return real(folder, *args, **kwargs)
+
+    monkeypatch.setattr(similarity, "extract", costly)
+    monkeypatch.setattr(similarity, "READ_SECONDS", 3.0)
+    monkeypatch.setattr(similarity, "READ_MEMORY", 256 * 2**20)
+    out = tmp_path / "similarity.html"
+    result = write_similarity([tmp_path / "subs"], out)
+    assert re.search("did not finish in time|ran out of time", result.flagged["spinner"]), result.flagged
+    assert "ran out of memory" in result.flagged["grower"], result.flagged
+    assert {"alice", "bob", "dave", REFERENCE} <= set(result.codes)
+    top = {frozenset((p.a, p.b)) for p in result.pairs[:2]}
+    assert top == {frozenset(("alice", "bob")), frozenset(("dave", REFERENCE))}, result.pairs[:3]
+    assert 'id="flagged"' in out.read_text()
