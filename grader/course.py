@@ -491,7 +491,7 @@ def recorded_in(folder: Path) -> dict[str, Any]:
     """`recorded` of a results folder (its students' results.json files)."""
     import json
 
-    from grader.batch.results import Layout
+    from grader.batch.layout import Layout
 
     layout = Layout(folder)
 

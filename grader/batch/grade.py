@@ -16,7 +16,7 @@ machine allows (`grader.sandbox.zygote`; each worker's zygote a fork of the batc
 zygote), so no submission pays for a torch import, and the batch pays its start-up once.
 
 Per submission, written atomically (results.json last, so its presence means "done"), under
-the layout of `grader.batch.results.Layout`: ``DIR/students/<id>/results.json`` (Gradescope format,
+the layout of `grader.batch.layout.Layout`: ``DIR/students/<id>/results.json`` (Gradescope format,
 what the student sees), ``DIR/instructor/students/<id>/instructor.json`` (full messages of
 every test, hidden ones included; sandbox statistics; timings) and
 ``DIR/instructor/students/<id>/sandbox.log`` (the submission's captured output, capped, control
@@ -53,7 +53,9 @@ from typing import Any, Callable
 from grader import KIT_ROOT, MODULES, kit_version
 from grader.batch import budget
 from grader.batch.discover import SUBMISSIONS_LAYOUT, Discovery, Source, discover, fingerprint
-from grader.batch.results import Layout, batch_rows, grades_csv, load_results, render_summary, write_atomic
+from grader.batch.grades import batch_rows, grades_csv, render_summary
+from grader.batch.layout import Layout, write_atomic
+from grader.batch.results import load_results
 from grader.batch.suite import suite_digest
 from grader.untrusted import shown, shown_markup
 

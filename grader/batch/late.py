@@ -309,24 +309,6 @@ def on_time_word(late: dict[str, Any]) -> str:
     return f"on time (extension to {late['deadline']})" if late.get("extension") else "on time"
 
 
-def problems(doc: dict[str, Any], tests_sum: float) -> list[str]:
-    """Inconsistencies of a results.json's ``extra_data.late`` with its score (for validate_results)."""
-    late = doc.get("extra_data", {}).get("late") if isinstance(doc.get("extra_data"), dict) else None
-    if late is None:
-        return [] if abs(float(doc.get("score", tests_sum)) - tests_sum) <= 1e-9 else \
-            ["score is not the sum of the tests' scores"]
-    if not isinstance(late, dict) or not all(isinstance(late.get(k), (int, float))
-                                             for k in ("raw_score", "penalty_points", "final_score")):
-        return ["extra_data.late needs numeric raw_score, penalty_points and final_score"]
-    out = []
-    if abs(late["raw_score"] - tests_sum) > 1e-6:
-        out.append("extra_data.late.raw_score is not the sum of the tests' scores")
-    if abs(late["raw_score"] - late["penalty_points"] - late["final_score"]) > 1e-6 or \
-            abs(float(doc.get("score", 0)) - late["final_score"]) > 1e-6:
-        out.append("score is not extra_data.late's raw_score minus its penalty_points")
-    return out
-
-
 def csv_cells(doc: dict[str, Any] | None) -> dict[str, str]:
     """grades.csv's late columns for one results.json (empty cells when no policy was applied)."""
     late = (doc or {}).get("extra_data", {}).get("late")

@@ -35,7 +35,8 @@ def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any,
     Prints one line per late submission, and git's own words where it could not date one; the
     submissions with no known time are listed last by `list_unknown_times`."""
     from grader.batch.gittime import GitTimeError, commit_time, is_git_repo
-    from grader.batch.results import load_results, write_json
+    from grader.batch.layout import write_json
+    from grader.batch.results import load_results
 
     counts: dict[str, int] = {}
     used: set[str] = set()

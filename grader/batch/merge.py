@@ -3,7 +3,7 @@
 The CPU run (`grader grade`, no CUDA) grades everything and records the `gpu` tests as
 *pending*; the CUDA run (`grader grade --device cuda`) grades only those.  Merging fills each
 pending test with the CUDA run's result for the same test id and rebuilds results.json,
-instructor.json and grades.csv, in the layout of `grader.batch.results.Layout` (``students/<id>/``,
+instructor.json and grades.csv, in the layout of `grader.batch.layout.Layout` (``students/<id>/``,
 ``instructor/students/<id>/``).  A rejected or empty submission's GPU tests are pending in the CPU
 run like everyone's, and filled with the GPU run's "not graded" / "not attempted".  Runs of different kit versions, or of different submissions
 (their files' sha256 differ), are refused: nothing is written.  Tests still pending after the
@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.batch.late import apply as late_apply
-from grader.batch.results import Layout, build_results, grade_row, grades_csv, write_atomic, write_json
+from grader.batch.grades import grade_row, grades_csv
+from grader.batch.layout import Layout, write_atomic, write_json
+from grader.batch.results import build_results
 from grader.untrusted import shown
 
 

@@ -1,24 +1,7 @@
-"""Grading output: a Gradescope `results.json` per submission, `grades.csv` and a summary table.
+"""A submission's results.json: what the student sees, in Gradescope's format.
 
-The results folder of `grader grade --out DIR` (see `Layout`; student ids can never collide
-with the batch's own files, because every per-student file sits one level below a fixed name):
-
-    DIR/grades.csv                                  one row per submission (points; cells quoted
-                                                    against spreadsheet formulas)
-    DIR/students/<id>/results.json                  what the student sees (Gradescope format)
-    DIR/instructor/students/<id>/instructor.json    instructor-only: every test's full message
-                                                    (hidden ones included), sandbox statistics,
-                                                    settings, what was taken from the submission
-    DIR/instructor/students/<id>/sandbox.log        instructor-only: the submission's own output
-                                                    (capped; control characters escaped)
-    DIR/instructor/students/<id>/tests.log          instructor-only: this submission's part of the
-                                                    worker log (pytest's output, full tracebacks,
-                                                    hidden tests included; escaped, capped)
-    DIR/instructor/logs/worker-<n>.log              instructor-only: the trusted workers' pytest
-                                                    output, i.e. full tracebacks of every failed
-                                                    test of every student, hidden tests included
-
-`DIR/students/` can be handed to students as is; nothing under `DIR/instructor/` may be.
+Where it and the other files of a batch live, and how they are written: `grader.batch.layout`;
+grades.csv and the summary table: `grader.batch.grades`.
 
 results.json follows the Gradescope autograder specification
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/): top-level ``score``,
@@ -52,74 +35,17 @@ Visibility decisions:
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import os
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader import MODULES
 from grader.scoring import score, totals
-from grader.untrusted import shown_markup, spreadsheet_cell
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 HIDDEN_VISIBILITY = "after_published"
-RESULTS = "results.json"
-INSTRUCTOR = "instructor.json"
-SANDBOX_LOG = "sandbox.log"
-TESTS_LOG = "tests.log"
-GRADES_CSV = "grades.csv"
 #: The only sandbox facts a student's results.json may carry: the grader's own choices.
 SANDBOX_PUBLIC_KEYS = ("launcher", "layers", "warning")
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where a batch's files live under the results folder `out` (see the module docstring)."""
-
-    out: Path
-
-    @property
-    def students_dir(self) -> Path:
-        return self.out / "students"
-
-    @property
-    def instructor_dir(self) -> Path:
-        return self.out / "instructor" / "students"
-
-    @property
-    def logs(self) -> Path:
-        return self.out / "instructor" / "logs"
-
-    @property
-    def grades(self) -> Path:
-        return self.out / GRADES_CSV
-
-    def results(self, student: str) -> Path:
-        return self.students_dir / student / RESULTS
-
-    def instructor(self, student: str) -> Path:
-        return self.instructor_dir / student / INSTRUCTOR
-
-    def sandbox_log(self, student: str) -> Path:
-        return self.instructor_dir / student / SANDBOX_LOG
-
-    def tests_log(self, student: str) -> Path:
-        """The trusted worker's pytest output for this student alone (`grader.batch.trusted`)."""
-        return self.instructor_dir / student / TESTS_LOG
-
-    def students(self) -> list[str]:
-        """The ids that have a folder under students/ (sorted)."""
-        if not self.students_dir.is_dir():
-            return []
-        return sorted(p.name for p in self.students_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
-
-    def is_old_layout(self) -> bool:
-        """A results folder written by a kit before this layout (DIR/<id>/results.json)."""
-        return not self.students_dir.is_dir() and any(self.out.glob(f"*/{RESULTS}"))
 
 
 def _pts(x: float) -> str:
@@ -339,89 +265,27 @@ def validate_results(doc: Any) -> list[str]:
         if num(t.get("score")) and num(t.get("max_score")) and t["score"] > t["max_score"]:
             problems.append(f"{where}.score exceeds its max_score")
     if num(doc.get("score")) and tests and all(num(t.get("score")) for t in tests):
-        from grader.batch.late import problems as late_problems  # score = sum of the tests, less a late penalty
-
-        problems += late_problems(doc, sum(t["score"] for t in tests))
+        problems += _score_problems(doc, sum(t["score"] for t in tests))
     return problems
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a reader sees the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
-
-
-#: Bytes of one JSON file written for one student (results.json, instructor.json): the last bound on
-#: them.  What goes in is capped where it is made (messages: `bounded_messages`; what staging says
-#: about the submission: `grader.batch.take.Record`), so an honest file is far below it (all twelve
-#: modules with every message at its cap: about 1.7 MB); a file over it is replaced by a note
-#: (`over_budget`).  20,000 long names of files not taken once made a results.json of 202 MB.
-STUDENT_FILE_BYTES = 8 * 2**20
-STUDENT_FILES = (RESULTS, INSTRUCTOR)
-
-
-def write_json(path: Path, doc: Any) -> None:
-    """`doc` as JSON at `path`, atomically.  A student's file (`STUDENT_FILES`) has a budget of
-    `STUDENT_FILE_BYTES`: the text is made piece by piece and, past the budget, dropped and replaced
-    by `over_budget`'s note (never held whole)."""
-    encoder = json.JSONEncoder(indent=1)
-    if path.name not in STUDENT_FILES:
-        write_atomic(path, encoder.encode(doc) + "\n")
-        return
-    pieces, size = [], 0
-    for piece in encoder.iterencode(doc):
-        size += len(piece)  # (ASCII: JSONEncoder escapes everything else)
-        if size > STUDENT_FILE_BYTES:
-            write_atomic(path, encoder.encode(over_budget(doc, path.name)) + "\n")
-            return
-        pieces.append(piece)
-    write_atomic(path, "".join(pieces) + "\n")
-
-
-def over_budget(doc: Any, name: str) -> dict[str, Any]:
-    """What is written instead of a student's JSON file over `STUDENT_FILE_BYTES`: its numbers,
-    booleans and short strings, objects followed three levels down (a results.json keeps its score,
-    status and points per module), lists and long strings left out, at most 500 values; and a note
-    saying so, as the summary a student reads (``output``) where the document has one."""
-    kept = 0
-
-    def small(value: Any, depth: int) -> Any:
-        nonlocal kept
-        if kept >= 500:
-            return _LEFT
-        if isinstance(value, dict) and depth < 4:
-            out = {}
-            for key, item in value.items():
-                item = small(item, depth + 1)
-                if item is not _LEFT and isinstance(key, str) and len(key) <= 100:
-                    out[key] = item
-            return out
-        if value is None or isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) <= 300):
-            kept += 1
-            return value
-        return _LEFT
-
-    note = (f"This {name} was over the budget of one student's file ({STUDENT_FILE_BYTES // 2**20} MiB): "
-            "its details were left out (lists and long texts); tell the course staff.")
-    out = small(doc, 0) if isinstance(doc, dict) else {}
-    out["output" if isinstance(doc, dict) and "output" in doc else "note"] = note
+def _score_problems(doc: dict[str, Any], tests_sum: float) -> list[str]:
+    """Inconsistencies of a results.json's score with its tests' scores: the sum of them, or with a late
+    policy (`grader.batch.late`) ``extra_data.late``'s raw score (that sum) minus its penalty."""
+    late = doc.get("extra_data", {}).get("late") if isinstance(doc.get("extra_data"), dict) else None
+    if late is None:
+        return [] if abs(float(doc.get("score", tests_sum)) - tests_sum) <= 1e-9 else \
+            ["score is not the sum of the tests' scores"]
+    if not isinstance(late, dict) or not all(isinstance(late.get(k), (int, float))
+                                             for k in ("raw_score", "penalty_points", "final_score")):
+        return ["extra_data.late needs numeric raw_score, penalty_points and final_score"]
+    out = []
+    if abs(late["raw_score"] - tests_sum) > 1e-6:
+        out.append("extra_data.late.raw_score is not the sum of the tests' scores")
+    if abs(late["raw_score"] - late["penalty_points"] - late["final_score"]) > 1e-6 or \
+            abs(float(doc.get("score", 0)) - late["final_score"]) > 1e-6:
+        out.append("score is not extra_data.late's raw_score minus its penalty_points")
     return out
-
-
-_LEFT = object()
 
 
 def load_results(path: Path) -> dict[str, Any] | None:
@@ -437,77 +301,3 @@ def load_results(path: Path) -> dict[str, Any] | None:
 
 # -- the batch: grades.csv and the summary table ------------------------------------------------
 
-#: ``score`` is the final score; ``raw_score`` (the tests' sum), ``late_penalty`` and ``late`` are the late
-#: policy's (`grader.batch.late`; empty when the batch was graded without --deadline).
-CSV_FIELDS = ("student", "score", "max_score", "pending", *MODULES, "status", "raw_score", "late_penalty", "late")
-#: Every numeric column of grades.csv is in points.
-STATUS_WORDS = {"graded": "graded", "partial": "partial", "rejected": "rejected", "empty": "empty"}
-
-
-def grade_row(student: str, doc: dict[str, Any] | None, error: str = "") -> dict[str, Any]:
-    """One grades.csv row: points per column; `status` says graded / partial: why (stopped by the trusted
-    side's budgets: the points of the tests that ended) / empty / rejected: why / error: why."""
-    if doc is None:
-        return {"student": student, "score": "", "max_score": "", "pending": "",
-                **dict.fromkeys(MODULES, ""), "status": error if error.startswith("refused") else
-                f"error: {error or 'not graded'}"}
-    from grader.batch.late import csv_cells as late_cells
-
-    extra = doc.get("extra_data", {})
-    modules = extra.get("modules", {})
-    status = extra.get("status", "graded")
-    word = {"graded": "graded", "empty": "empty: no module file in the submission",
-            "partial": f"partial: {extra.get('reason', '')}"}.get(status, f"rejected: {extra.get('reason', '')}")
-    return {
-        "student": student,
-        "score": _pts(float(doc["score"])),
-        "max_score": _pts(float(doc.get("max_score", 0))),
-        "pending": _pts(float(extra.get("pending_points", 0))),
-        **{m: _pts(float(modules[m]["earned"])) if m in modules else "" for m in MODULES},
-        "status": word,
-        **late_cells(doc),
-    }
-
-
-def batch_rows(layout: Layout, students: Iterable[str], errors: dict[str, str] | None = None,
-               refused: Iterable[tuple[str, str]] = ()) -> list[dict[str, Any]]:
-    """The grades.csv rows of a batch, sorted by student: one per submission from its results.json
-    (`errors`: student -> why it has none), plus one per refused submission (student, why).
-    `grader grade` and `grader combine` both write grades.csv from this."""
-    errors = errors or {}
-    rows = [grade_row(s, load_results(layout.results(s)), errors.get(s, "")) for s in students]
-    rows += [grade_row(s, None, f"refused: {why}") for s, why in refused]
-    return sorted(rows, key=lambda r: r["student"])
-
-
-def csv_fields(modules: Iterable[str] | None = None) -> tuple[str, ...]:
-    """grades.csv's columns: a column per module of `modules` (an assignment's, `grader.course`), else
-    of every module (`CSV_FIELDS`)."""
-    return CSV_FIELDS if modules is None else ("student", "score", "max_score", "pending", *modules, *CSV_FIELDS[-4:])
-
-
-def grades_csv(rows: Iterable[dict[str, Any]], modules: Iterable[str] | None = None) -> str:
-    """grades.csv: one row per submission; cells that a spreadsheet would evaluate are quoted; a column per
-    module of `modules` (the assignment graded), else of every module."""
-    fields = csv_fields(modules)
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: spreadsheet_cell(row.get(k, "")) for k in fields})
-    return buf.getvalue()
-
-
-def render_summary(rows: list[dict[str, Any]], console: Any, *, title: str = "Grades") -> None:
-    from rich.table import Table
-
-    table = Table(title=title)
-    for col in ("student", "score (points)", "max (points)", "pending (points)", "status"):
-        table.add_column(col, justify="left" if col in ("student", "status") else "right")
-    for row in rows:
-        status = row["status"]
-        style = "" if status == "graded" else ("yellow" if status.startswith(("rejected", "empty", "partial"))
-                                               else "red")
-        table.add_row(shown_markup(row["student"]), row["score"], row["max_score"], row["pending"],
-                      shown_markup(status, 100), style=style)
-    console.print(table)

@@ -29,7 +29,8 @@ from grader.batch.discover import Source, fingerprint
 from grader.batch.stage import stage
 from grader.batch.unpack import RejectedSubmission
 from grader.batch.grade import GradeError, GradeOptions, Outcome, test_files
-from grader.batch.results import Layout, bounded_messages, build_results, write_atomic, write_json
+from grader.batch.layout import Layout, write_atomic, write_json
+from grader.batch.results import bounded_messages, build_results
 from grader.untrusted import LOG_LIMIT, printable, shown
 
 class _GradePlugin:

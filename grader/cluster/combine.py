@@ -9,9 +9,9 @@ a submission graded by two folders (the same shard run twice) has the same conte
 (else it was graded twice with different files: refused); and every graded submission's
 results.json is there, of that kit version, for that content.
 
-OUT then receives, exactly as one `grader grade` would have written it (`grader.batch.results.Layout`):
+OUT then receives, exactly as one `grader grade` would have written it (`grader.batch.layout.Layout`):
 ``students/<id>/`` and ``instructor/students/<id>/`` copied from the owning shard, grades.csv
-rebuilt by `grader.batch.results.batch_rows` (the function `grader grade` uses), the shards' worker
+rebuilt by `grader.batch.grades.batch_rows` (the function `grader grade` uses), the shards' worker
 logs under ``instructor/logs/shard-K/``, and ``instructor/combine.json`` (which shards, the
 class's identity).  OUT is built next to itself and renamed into place; an OUT that exists must
 be empty or an earlier combine's output (which is replaced).
@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.cluster.shard import ShardError, load_manifest, set_digest, shard_of
-from grader.batch.results import Layout, batch_rows, grades_csv, load_results, write_atomic, write_json
+from grader.batch.grades import batch_rows, grades_csv
+from grader.batch.layout import Layout, write_atomic, write_json
+from grader.batch.results import load_results
 
 COMBINE_JSON = "combine.json"
 

@@ -87,7 +87,7 @@ def grade_sharded(args: argparse.Namespace, paths: list[Path], options: Any, con
 
 
 def cmd_combine(args: argparse.Namespace, console: Console) -> int:
-    from grader.batch.results import render_summary
+    from grader.batch.grades import render_summary
     from grader.cluster.combine import CombineError, combine
     from grader.commands.common import abspath, db_url
     from grader.commands.integrations import needs_nbgrader, to_gradebook

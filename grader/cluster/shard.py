@@ -32,7 +32,8 @@ from typing import Any
 
 from grader import kit_version
 from grader.batch.discover import Discovery, fingerprint, student_id
-from grader.batch.results import Layout, load_results, write_json
+from grader.batch.layout import Layout, write_json
+from grader.batch.results import load_results
 
 MANIFEST_FORMAT = 1
 
@@ -122,7 +123,8 @@ def grade_shard(paths: list[Path], options: Any, shard: Shard, console: Any, ros
         found = everything["found"]
     else:
         from grader.batch.grade import BatchResult
-        from grader.batch.results import grades_csv, write_atomic
+        from grader.batch.grades import grades_csv
+        from grader.batch.layout import write_atomic
 
         result, found = BatchResult(), Discovery()
         write_atomic(Layout(options.out).grades, grades_csv([]))

@@ -112,7 +112,7 @@ def to_gradebook(db_url: str, folder: Path, console: Console, *, fail_on_pending
 def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     """Combine a CPU run and a CUDA run into final results."""
     from grader.batch.merge import MergeError, markdown_summary, merge_runs, write_merged
-    from grader.batch.results import render_summary
+    from grader.batch.grades import render_summary
 
     if args.gradebook and (code := needs_nbgrader("grader merge", console)) is not None:
         return code

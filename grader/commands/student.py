@@ -151,7 +151,7 @@ def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...],
     import tempfile
 
     from grader.batch.grade import GradeError, GradeOptions, grade
-    from grader.batch.results import Layout
+    from grader.batch.layout import Layout
 
     console.print(f"Checking {shown_markup(source.path)} in the sandbox, exactly as `grader grade` does "
                   f"(kit {kit_version()}; {'public and hidden' if args.hidden else 'public'} tests)", highlight=False)

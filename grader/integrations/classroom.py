@@ -56,7 +56,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from grader.batch.results import Layout, validate_results
+from grader.batch.layout import Layout
+from grader.batch.results import validate_results
 from grader.untrusted import shown
 
 #: The step id of the payload step, hence the reporter's ``runners`` input and env var name.

@@ -118,7 +118,7 @@ def late_from_results(folder) -> dict[str, dict[str, Any]]:
     import json
     from pathlib import Path
 
-    from grader.batch.results import Layout
+    from grader.batch.layout import Layout
 
     layout = Layout(Path(folder))
     out = {}
@@ -134,11 +134,11 @@ def late_from_results(folder) -> dict[str, dict[str, Any]]:
 
 def records_from_results(folder) -> dict[str, list[dict[str, Any]]]:
     """student -> test records, from the instructor.json files of a results folder (see
-    `grader.batch.results.Layout`); rejected and empty submissions are included (their tests earn 0)."""
+    `grader.batch.layout.Layout`); rejected and empty submissions are included (their tests earn 0)."""
     import json
     from pathlib import Path
 
-    from grader.batch.results import Layout
+    from grader.batch.layout import Layout
 
     layout = Layout(Path(folder))
     out = {}

@@ -175,7 +175,8 @@ def finalize(doc: dict[str, Any], instructor: dict[str, Any], gpu_tests: str) ->
 
 def main(argv: list[str] | None = None) -> int:
     """run_autograder's last step: OUT (a `grader grade --out` folder of one submission) -> RESULTS_JSON."""
-    from grader.batch.results import Layout, validate_results, write_json
+    from grader.batch.layout import Layout, write_json
+    from grader.batch.results import validate_results
 
     p = argparse.ArgumentParser(prog="python -m grader.integrations.gradescope")
     p.add_argument("out")

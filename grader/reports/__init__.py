@@ -14,7 +14,7 @@
   the trusted tests attached (`grader.figures`), drawn from one results.json (student-visible data only).
 * `page`: what the pages share (jinja2 environment, autoescaped; matplotlib as inline SVG; atomic write).
 
-Reports read what the batch wrote (`grader.batch.results.Layout`): grades.csv, each student's
+Reports read what the batch wrote (`grader.batch.layout.Layout`): grades.csv, each student's
 results.json and the instructor-only instructor.json (full messages, hidden tests included).
 They never run or import student code.
 """

@@ -26,7 +26,7 @@ from typing import Any
 
 from grader import MODULES
 from grader.reports.page import environment, pyplot, svg, write_page
-from grader.batch.results import Layout
+from grader.batch.layout import Layout
 
 #: Tests shown in view under "Tests, hardest first"; the others are collapsed below them.
 HARDEST = 20

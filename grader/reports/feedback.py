@@ -25,7 +25,8 @@ from typing import Any
 from grader import MODULES
 from grader.figures import MAX_FIGURES, is_figure
 from grader.reports.page import environment, pyplot, svg, write_page
-from grader.batch.results import STUDENT_FILE_BYTES, Layout, load_results, over_budget
+from grader.batch.layout import Layout, STUDENT_FILE_BYTES, over_budget
+from grader.batch.results import load_results
 
 FEEDBACK = "feedback.html"
 COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
@@ -237,7 +238,7 @@ def render(doc: dict[str, Any], charts: str = "failed") -> str:
 
 def write_feedback(doc: dict[str, Any], out: Path, charts: str = "failed") -> None:
     """The page of `doc` at `out`.  A page has the budget of every file written for one student
-    (`grader.batch.results.STUDENT_FILE_BYTES`; one with every chart drawn is about 260 KB): over
+    (`grader.batch.layout.STUDENT_FILE_BYTES`; one with every chart drawn is about 260 KB): over
     it, the page of what `over_budget` keeps of `doc` (the score and points per module, and a note
     saying the details were left out) is written instead."""
     html = render(doc, charts)

@@ -285,6 +285,6 @@ def _write_log(path: Path, backend: SandboxBackend) -> None:
              *([f"infrastructure error: {s['infra_error']}"] if s["infra_error"] else []),
              f"--- output of the submission ({backend.output.total} bytes; at most {backend.settings.output_cap} kept; "
              "written by student code, not by the grader) ---", backend.output.text()]
-    from grader.batch.results import write_atomic
+    from grader.batch.layout import write_atomic
 
     write_atomic(path, "\n".join(lines))

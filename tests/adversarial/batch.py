@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.batch.discover import student_id
-from grader.batch.results import Layout
+from grader.batch.layout import Layout
 from tests.adversarial.cases import FULL, ZERO, Ctx, Expect, Twin, folder, redefine, solution_text, stub_text, with_code
 
 

@@ -32,7 +32,8 @@ import json
 from pathlib import Path
 
 from grader import KIT_ROOT
-from grader.batch.results import MESSAGE_LIMIT, Layout
+from grader.batch.layout import Layout
+from grader.batch.results import MESSAGE_LIMIT
 from grader.protocol import MAX_NODES
 from tests.adversarial.batch import BatchCase
 from tests.adversarial.budgets_worker import within_budgets

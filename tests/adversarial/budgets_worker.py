@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grader.batch.results import Layout
+from grader.batch.layout import Layout
 from tests.adversarial.batch import BatchCase
 from tests.adversarial.cases import _WIRE_WRITER, ZERO, Ctx, folder, stub_text, with_code
 

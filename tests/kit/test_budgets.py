@@ -23,7 +23,7 @@ import pytest
 
 from grader import KIT_ROOT, sandbox
 from grader.batch.budget import DIED_MESSAGE, MEMORY_MESSAGE
-from grader.batch.results import Layout
+from grader.batch.layout import Layout
 from tests.kit.test_grade import _cli, _wait_no_leftovers
 from tests.kit.trusted_costs import MARK
 

@@ -37,7 +37,7 @@ from grader.cli import main as cli
 from grader.mutants import Mutant, apply, load_mutants, load_variants
 from grader.reports.classreport import collect
 from grader.reports.similarity import REFERENCE
-from grader.batch.results import Layout
+from grader.batch.layout import Layout
 
 pytestmark = pytest.mark.kit
 

@@ -18,7 +18,9 @@ from grader import kit_version
 from grader.cli import main as cli
 from grader.reports import classreport
 from grader.reports.classreport import collect, mask_numbers, module_shares, write_report
-from grader.batch.results import Layout, build_results, grade_row, grades_csv, write_json
+from grader.batch.grades import grade_row, grades_csv
+from grader.batch.layout import Layout, write_json
+from grader.batch.results import build_results
 from tests.kit.browser import FIRST_SCREEN, open_page, tops
 
 pytestmark = pytest.mark.kit

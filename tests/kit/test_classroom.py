@@ -37,7 +37,8 @@ from grader import KIT_ROOT
 from grader.cli import main as cli
 from grader.integrations import classroom
 from grader.integrations.github import WORKFLOW
-from grader.batch.results import Layout, build_results, write_json
+from grader.batch.layout import Layout, write_json
+from grader.batch.results import build_results
 
 pytestmark = pytest.mark.kit
 

@@ -27,7 +27,8 @@ from grader.batch.discover import Discovery, Source, discover
 from grader.cli import main as grader_main
 from grader.cluster.actions import workflow
 from grader.cluster.shard import Shard, parse_shard, select, set_digest, shard_of
-from grader.batch.results import Layout, build_results, write_json
+from grader.batch.layout import Layout, write_json
+from grader.batch.results import build_results
 
 pytestmark = pytest.mark.kit
 

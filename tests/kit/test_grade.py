@@ -38,7 +38,9 @@ from rich.console import Console
 from grader import KIT_ROOT, MODULES, sandbox
 from grader.batch.grade import GradeOptions, grade
 from grader.batch.grade import test_files as grade_test_files
-from grader.batch.results import CSV_FIELDS, Layout, validate_results
+from grader.batch.grades import CSV_FIELDS
+from grader.batch.layout import Layout
+from grader.batch.results import validate_results
 from tests.adversarial.batch import BATCH_CASES, STATUS, Refused, relative_paths_batch
 from tests.adversarial.budgets_static import BUDGET_BATCH_CASES
 from tests.adversarial.budgets_worker import WORKER_CASES

@@ -22,7 +22,8 @@ from grader.integrations.github import WORKFLOW
 from grader.integrations import gradescope
 from grader.integrations.gradebook import write_gradebook
 from grader.batch.merge import MergeError, merge_runs, write_merged
-from grader.batch.results import Layout, build_results, validate_results, write_json
+from grader.batch.layout import Layout, write_json
+from grader.batch.results import build_results, validate_results
 
 SHA = {"alice": "a" * 64, "bob": "b" * 64}
 

@@ -31,7 +31,9 @@ from grader.batch.gittime import GitTimeError, commit_time
 from grader.batch.late import (LateInputError, LatePolicy, apply, assess, csv_cells, parse_duration, parse_rate,
                                parse_time, policy_from_args, read_extensions, read_times)
 from grader.batch.late_batch import apply_policy
-from grader.batch.results import CSV_FIELDS, Layout, build_results, validate_results, write_json
+from grader.batch.grades import CSV_FIELDS
+from grader.batch.layout import Layout, write_json
+from grader.batch.results import build_results, validate_results
 
 pytestmark = pytest.mark.kit
 

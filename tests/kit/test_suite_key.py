@@ -12,7 +12,7 @@ from pathlib import Path
 from grader import KIT_ROOT
 from grader.batch.discover import Source, fingerprint
 from grader.batch.grade import GradeOptions, already_graded
-from grader.batch.results import Layout
+from grader.batch.layout import Layout
 from grader.batch.suite import suite_digest, verdict_files
 
 
