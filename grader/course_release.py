@@ -95,7 +95,7 @@ def write_assignment_release(out: Path, a: Assignment, course: str, root: Path) 
     import shutil
 
     from grader.course import marker, probe_files
-    from grader.release import RELEASE_PATHS, generate_assignment, handout_benchmarks
+    from grader.stubs import RELEASE_PATHS, generate_assignment, handout_benchmarks
 
     folder = out / "assignment"
     folder.mkdir(parents=True, exist_ok=True)

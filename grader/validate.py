@@ -21,7 +21,7 @@ from rich.console import Console
 from grader import KIT_ROOT, MODULES
 from grader.commands.common import output_console
 from grader.mutants import Mutant, build_target, load_mutants, load_variants
-from grader.release import write_assignment
+from grader.stubs import write_assignment
 from grader.runner import run_suite, test_files
 
 

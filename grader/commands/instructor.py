@@ -102,7 +102,7 @@ def add_doctor_parser(sub: argparse._SubParsersAction) -> None:
 
 def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
     """Regenerate assignment/ from solutions/."""
-    from grader.release import MarkerError, write_assignment
+    from grader.stubs import MarkerError, write_assignment
 
     if (code := needs_instructor_repo("grader stubs", console)) is not None:
         return code
@@ -116,7 +116,8 @@ def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_release(args: argparse.Namespace, console: Console) -> int:
-    from grader.release import MarkerError, build_release, check_assignment
+    from grader.release import build_release
+    from grader.stubs import MarkerError, check_assignment
 
     if (code := needs_instructor_repo("grader release", console)) is not None:
         return code
