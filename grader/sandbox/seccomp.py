@@ -14,12 +14,34 @@ userfaultfd, io_uring (it would run socket operations past this filter), mount a
 API, unshare/setns/chroot/pivot_root, clone with any namespace flag, clone3 (ENOSYS: its flags
 live in memory the filter cannot read, and glibc falls back to clone), memfd_create (memory in
 memfd files escapes RLIMIT_DATA/AS), SysV IPC segments (they outlive the process), personality
-changes, kexec and kernel modules, open_by_handle_at, and sockets of any family but AF_UNIX (no
-network); fallocate answers EOPNOTSUPP (it would allocate gigabytes of scratch at once, faster than
-the landlock and rlimits launchers' watch can see; glibc's posix_fallocate then writes the blocks);
-where the sandbox runs under the grader's own uid (landlock and rlimits without root), chmod and
-chown succeed and do nothing (see `build`).
+changes, kexec and kernel modules, open_by_handle_at, POSIX message queues (mq_open: another
+sandbox of the same uid could open them), and sockets of any family but AF_UNIX (no network);
+fallocate answers EOPNOTSUPP (it would allocate gigabytes of scratch at once, faster than the
+landlock and rlimits launchers' watch can see; glibc's posix_fallocate then writes the blocks);
+inotify watches and file leases (F_SETLEASE) are refused (a watch sees the names of files made in
+a folder the sandbox may not list; a lease on a file of the kit stalls the next open for writing
+of it); where the sandbox runs under the grader's own uid (landlock and rlimits without root),
+chmod, chown and a file's times succeed and do nothing, and extended attributes cannot be set or
+removed (see `build`).
 System calls of another ABI (i386 via int 0x80, x32) kill the process.
+
+Other processes: a call that names its target process by an argument acts on the caller alone
+(`SELF_ONLY`: the argument must be 0, which the kernel reads as "the caller"; anything else is
+EPERM): prlimit64, setpriority (PRIO_PROCESS only: PRIO_USER and PRIO_PGRP with 0 mean every
+process of the caller's uid or group), sched_setaffinity, sched_setscheduler, sched_setparam,
+sched_setattr, ioprio_set (IOPRIO_WHO_PROCESS only), migrate_pages, move_pages, get_robust_list;
+the calls that name it by a pidfd, which no filter can compare with the caller (process_madvise,
+process_mrelease, pidfd_getfd), and kcmp are refused.  Under the grader's own uid these calls
+reached the grader, its workers and the other sandboxes: the kernel checks only the uid, and
+Landlock (up to ABI 7) mediates none of them (measured on Linux 6.18 from a landlock sandbox:
+lowering RLIMIT_CPU of the grader's parent killed a whole batch).  migrate_pages, move_pages,
+get_robust_list, kcmp and pidfd_getfd are also ptrace-checked, which Landlock does mediate; the
+filter refuses them for the rlimits launcher, which has no Landlock.  What stays: signals (kill,
+pidfd_send_signal, F_SETOWN's SIGIO) are kept to the sandbox by Landlock's scopes, a pid
+namespace or a uid of its own; setpgid only reaches the caller and its children; reading
+another process's priority, affinity or process group changes nothing.  Measured (strace -f of
+`grader check solutions --sandbox --hidden` under each launcher, as root and as an unprivileged
+user): the probes, torch and Python call these only on themselves (pid 0).
 
 No socket reaches an address, on every launcher: connect(), bind() and listen() are refused,
 sendto() with a destination (its fifth argument, which the filter can read) is refused, and
@@ -54,7 +76,25 @@ DENIED = (
     "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
     "open_by_handle_at", "name_to_handle_at",
     "acct", "swapon", "swapoff", "reboot", "quotactl", "lookup_dcookie", "fanotify_init",
+    "process_madvise", "process_mrelease", "mq_open",
 )
+
+PRIO_PROCESS = 0
+IOPRIO_WHO_PROCESS = 1
+#: Calls that act on a process named by an argument: allowed only on the caller itself.  Each
+#: (argument, value) must hold, else EPERM; a target of 0 is "the caller" for all of them.
+SELF_ONLY = {
+    "prlimit64": ((0, 0),),
+    "setpriority": ((0, PRIO_PROCESS), (1, 0)),
+    "sched_setaffinity": ((0, 0),),
+    "sched_setscheduler": ((0, 0),),
+    "sched_setparam": ((0, 0),),
+    "sched_setattr": ((0, 0),),
+    "ioprio_set": ((0, IOPRIO_WHO_PROCESS), (1, 0)),
+    "migrate_pages": ((0, 0),),
+    "move_pages": ((0, 0),),
+    "get_robust_list": ((0, 0),),
+}
 
 #: clone() flags that create namespaces (CLONE_NEWTIME is 0x80, the exit-signal byte of clone():
 #: it only reaches the kernel through clone3 or unshare, both refused).
@@ -68,8 +108,13 @@ PERSONALITY_QUERY = 0xFFFFFFFF
 #: Refused with EACCES: every call that names a socket address or makes a socket reachable by one
 #: (sendto is refused only with a destination: its fifth argument).
 ADDRESSED = ("connect", "bind", "listen", "sendmsg", "sendmmsg")
-#: A file's mode and owner: no-ops where the sandbox runs under the grader's uid (`build`'s `shared_uid`).
-OWNERSHIP = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat")
+#: A file's mode, owner and times: no-ops where the sandbox runs under the grader's uid (`build`'s `shared_uid`).
+OWNERSHIP = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+             "utime", "utimes", "futimesat", "utimensat")
+#: Extended attributes, refused where the sandbox runs under the grader's uid (setxattrat and
+#: removexattrat, Linux 6.13, by number: newer than Debian 12's libseccomp; the same on every architecture).
+XATTR_WRITES = ("setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", 463, 466)
+F_SETLEASE = 1024
 
 
 def available() -> tuple[bool, str]:
@@ -89,11 +134,14 @@ def build(namespaces_only: bool = False, shared_uid: bool = False) -> Any:
     `namespaces_only`: only unshare/setns/clone namespace flags/clone3 (the "container" used to
     test that the grader falls back to Landlock where it cannot create namespaces).
     `shared_uid`: the sandbox runs under the grader's own uid, outside any mount namespace
-    (landlock and rlimits without root): changing a file's mode or owner needs only to own it,
-    and Landlock (up to ABI 7) does not govern it, so the sandbox could chmod the grader's files
-    (the kit bundle every later sandbox imports, other students' staged folders) by their paths,
-    or through a descriptor opened for reading.  There chmod and chown, by path or descriptor,
-    succeed and change nothing (so shutil.copy still works); elsewhere a uid of its own or
+    (landlock and rlimits without root): what a file's owner may do to it, and Landlock (up to
+    ABI 7) does not govern, the sandbox could do to the grader's files (the kit bundle every
+    later sandbox imports, other students' staged folders) by their paths, or through a
+    descriptor opened for reading: change their mode, owner and times, store data in their
+    extended attributes for the next sandbox to read (measured: user.* xattrs on the kit bundle
+    and on a file outside Landlock's rules).  There chmod, chown and the utime calls succeed and
+    change nothing (so shutil.copy2 still works), and setting or removing an extended attribute
+    is EPERM (shutil's copystat ignores EPERM on xattrs); elsewhere a uid of its own or
     read-only mounts refuse them where it matters.
     """
     import pyseccomp as sc
@@ -121,13 +169,25 @@ def build(namespaces_only: bool = False, shared_uid: bool = False) -> Any:
     # gigabytes of scratch in a millisecond, faster than any watch from outside can see (landlock and
     # rlimits: no tmpfs size); glibc's posix_fallocate falls back to writing the blocks on EOPNOTSUPP
     f.add_rule(sc.ERRNO(errno.EOPNOTSUPP), "fallocate")
+    for name, required in SELF_ONLY.items():  # other processes are out of reach (see the module's docstring)
+        for arg, value in required:
+            _add(f, eperm, name, sc.Arg(arg, sc.NE, value))
+    f.add_rule(eperm, "inotify_add_watch")
+    f.add_rule(eperm, "fcntl", sc.Arg(1, sc.EQ, F_SETLEASE))
     if shared_uid:
         for name in OWNERSHIP:
-            try:
-                f.add_rule(sc.ERRNO(0), name)  # "done", and nothing done
-            except (OSError, RuntimeError, ValueError):
-                pass  # a system call this architecture does not have
+            _add(f, sc.ERRNO(0), name)  # "done", and nothing done
+        for name in XATTR_WRITES:
+            _add(f, eperm, name)
     return f
+
+
+def _add(f: Any, action: Any, syscall: str | int, *args: Any) -> None:
+    """One rule; a system call this architecture (or this libseccomp, by name) does not have is skipped."""
+    try:
+        f.add_rule(action, syscall, *args)
+    except (OSError, RuntimeError, ValueError):
+        pass
 
 
 _programs: dict[tuple[bool, bool], bytes] = {}

@@ -27,7 +27,7 @@ import pytest
 
 from grader import sandbox
 from grader.sandbox import BUBBLEWRAP, LANDLOCK, RLIMITS, SandboxBackend, SandboxSettings
-from grader.sandbox import launchers
+from grader.sandbox import launchers, seccomp
 from tests.kit.test_sandbox import TIMEOUT, _bwrap_or_fail, _landlock_or_fail, workdir  # noqa: F401 (a fixture)
 
 ALL = [BUBBLEWRAP, LANDLOCK, RLIMITS]
@@ -105,6 +105,51 @@ SPY = textwrap.dedent('''
                     out[path] = "done"
                 except OSError as exc:
                     out[path] = exc.errno
+        elif c["do"] == "syscalls":  # each [label, number, args]: 0 where it succeeded, else its errno
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.syscall.restype = ctypes.c_long
+            page = ctypes.create_string_buffer(3 * 4096)
+            aligned = (ctypes.addressof(page) + 4095) & ~4095
+            keep, fds = [], []
+
+            def pid(value):
+                return os.getppid() if value == "ppid" else int(value)
+
+            def arg(a):  # an int, or "kind:value": a pointer to words, a page, a pidfd, a string
+                if isinstance(a, int):
+                    return ctypes.c_long(a)
+                kind, _, value = a.partition(":")
+                if kind == "pid":
+                    return ctypes.c_long(pid(value))
+                if kind == "pidfd":
+                    try:
+                        fds.append(os.pidfd_open(pid(value) or os.getpid()))
+                    except OSError:
+                        return ctypes.c_long(-1)  # (a pid another pid namespace hides)
+                    return ctypes.c_long(fds[-1])
+                if kind == "inotify":
+                    fds.append(libc.inotify_init1(0))
+                    return ctypes.c_long(fds[-1])
+                if kind == "str":
+                    keep.append(ctypes.create_string_buffer(value.encode()))
+                elif kind == "fd":
+                    fds.append(os.open(value, os.O_RDONLY))
+                    return ctypes.c_long(fds[-1])
+                elif kind == "mymask":
+                    keep.append(ctypes.c_uint64(sum(1 << cpu for cpu in os.sched_getaffinity(0) if cpu < 64)))
+                else:  # words (rlimit, cpu or node mask, sched_param/attr), the page, pointers to it
+                    words = {"page": [aligned], "iov": [aligned, 4096]}.get(kind) or [int(v) for v in value.split(",") if v]
+                    keep.append((ctypes.c_uint64 * max(8, len(words)))(*words))
+                return ctypes.byref(keep[-1])
+
+            for label, nr, args in c["calls"]:
+                ctypes.set_errno(0)
+                r = libc.syscall(nr, *[arg(a) for a in args])
+                out[label] = 0 if r >= 0 else ctypes.get_errno()
+                for fd in fds:
+                    os.close(fd)
+                fds.clear()
         elif c["do"] == "alive":
             try:
                 os.kill(c["pid"], 0)
@@ -406,6 +451,157 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return ""
+
+
+# -- 6. other processes are out of reach: a call that names its target acts on the caller alone -------
+
+RLIMIT_CORE = 4
+PRIO_PROCESS, PRIO_PGRP, PRIO_USER, SCHED_BATCH = 0, 1, 2, 3
+IOPRIO_WHO_PROCESS, IOPRIO_WHO_PGRP, IOPRIO_WHO_USER, IOPRIO_IDLE = 1, 2, 3, 3 << 13
+MADV_COLD, KCMP_VM, F_SETLEASE, F_RDLCK, IN_ALL_EVENTS = 20, 1, 1024, 0, 0xFFF
+
+#: Per class of system call: (label, name, arguments) on a target `t` ("ppid", or a pid), in the
+#: spy's notation ("pid:T", "pidfd:T", "words:...", "page:", "iov:", "mymask:").
+CLASSES = {
+    "resource limits": lambda t: [
+        ("prlimit64 set", "prlimit64", [f"pid:{t}", RLIMIT_CORE, "words:0,0", 0]),
+        ("prlimit64 get", "prlimit64", [f"pid:{t}", RLIMIT_CORE, 0, "words:0,0"])],
+    "scheduling": lambda t: [
+        ("setpriority", "setpriority", [PRIO_PROCESS, f"pid:{t}", 1]),
+        ("sched_setaffinity", "sched_setaffinity", [f"pid:{t}", 8, "words:1"]),
+        ("sched_setscheduler", "sched_setscheduler", [f"pid:{t}", SCHED_BATCH, "words:0"]),
+        ("sched_setparam", "sched_setparam", [f"pid:{t}", "words:0"]),
+        ("sched_setattr", "sched_setattr", [f"pid:{t}", "words:56,0,1", 0])],  # size 56, SCHED_OTHER, nice 1
+    "I/O priority": lambda t: [("ioprio_set", "ioprio_set", [IOPRIO_WHO_PROCESS, f"pid:{t}", IOPRIO_IDLE])],
+    "memory and process state": lambda t: [
+        ("migrate_pages", "migrate_pages", [f"pid:{t}", 64, "words:1", "words:1"]),
+        ("move_pages", "move_pages", [f"pid:{t}", 1, "page:", "words:0", "words:0", 0]),
+        ("get_robust_list", "get_robust_list", [f"pid:{t}", "words:0", "words:0"]),
+        ("kcmp", "kcmp", [f"pid:{t}", f"pid:{t}", KCMP_VM, 0, 0]),
+        ("process_madvise", "process_madvise", [f"pidfd:{t}", "iov:", 1, MADV_COLD, 0]),
+        ("process_mrelease", "process_mrelease", [f"pidfd:{t}", 0]),
+        ("pidfd_getfd", "pidfd_getfd", [f"pidfd:{t}", 0, 0])],
+}
+#: What 0 means "every process of the caller's process group, or uid" for.
+WIDE = {
+    "scheduling": [("setpriority PRIO_PGRP", "setpriority", [PRIO_PGRP, 0, 0]),
+                   ("setpriority PRIO_USER", "setpriority", [PRIO_USER, 0, 0])],
+    "I/O priority": [("ioprio_set IOPRIO_WHO_PGRP", "ioprio_set", [IOPRIO_WHO_PGRP, 0, 0]),
+                     ("ioprio_set IOPRIO_WHO_USER", "ioprio_set", [IOPRIO_WHO_USER, 0, 0])],
+}
+#: The same calls on the caller itself (target 0): they work.
+OWN = {
+    "resource limits": CLASSES["resource limits"](0),
+    "scheduling": [("setpriority", "setpriority", [PRIO_PROCESS, 0, 1]),
+                   ("sched_setaffinity", "sched_setaffinity", [0, 8, "mymask:"]),
+                   ("sched_setparam", "sched_setparam", [0, "words:0"]),
+                   ("sched_setattr", "sched_setattr", [0, "words:56,0,2", 0]),
+                   ("sched_setscheduler", "sched_setscheduler", [0, SCHED_BATCH, "words:0"])],
+    "I/O priority": CLASSES["I/O priority"](0),
+    "memory and process state": [("migrate_pages", "migrate_pages", [0, 64, "words:1", "words:1"]),
+                                 ("move_pages", "move_pages", [0, 1, "page:", 0, "words:0", 0]),
+                                 ("get_robust_list", "get_robust_list", [0, "words:0", "words:0"])],
+}
+
+
+def _process_state(pid: int) -> dict:
+    import ctypes
+    import resource
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return {"core": resource.prlimit(pid, RLIMIT_CORE), "nice": os.getpriority(os.PRIO_PROCESS, pid),
+            "cpus": sorted(os.sched_getaffinity(pid)), "policy": os.sched_getscheduler(pid),
+            "ioprio": libc.syscall(seccomp.syscall_number("ioprio_get"), IOPRIO_WHO_PROCESS, pid)}
+
+
+@pytest.mark.parametrize("launcher", ALL)
+@pytest.mark.parametrize("kind", list(CLASSES))
+def test_other_processes_are_out_of_reach(kind: str, launcher: str, workdir: Path) -> None:
+    """A call that names the process it acts on (pid, pidfd, process group, uid) reaches the caller
+    alone, on every launcher: on the grader (this process, under the same uid without root), a
+    process of the grader's, the sandbox's own parent (its supervisor, or bubblewrap's init) and
+    another sandbox, each is EPERM (the seccomp filter, before any uid, Landlock or pid namespace
+    is asked), and so are the forms that mean every process of the caller's group or uid; the
+    grader's process is unchanged; the same calls on the caller itself (0) work.  (The red team's
+    k2: RLIMIT_CPU of 1 s set on every process near its pid killed a whole batch under landlock.)"""
+    import resource
+    import subprocess
+    import sys
+
+    _available(launcher)
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+    first = second = None
+    try:
+        resource.prlimit(helper.pid, RLIMIT_CORE, (0, resource.RLIM_INFINITY))
+        first, second = _backend(_folder(workdir, "a"), launcher), _backend(_folder(workdir, "b"), launcher)
+        _ask(second, do="peek", paths=[])
+        targets = {"the grader": os.getpid(), "a process of the grader's": helper.pid, "its own parent": "ppid",
+                   "another sandbox": second.sandbox.proc.pid}
+        number = seccomp.syscall_number
+        calls = [[f"{label} on {who}", number(name), args] for who, t in targets.items()
+                 for label, name, args in CLASSES[kind](t)]
+        calls += [[label, number(name), args] for label, name, args in WIDE.get(kind, [])]
+        own = [[f"own {label}", number(name), args] for label, name, args in OWN[kind]]
+        before = _process_state(helper.pid)
+        got = _ask(first, do="syscalls", calls=calls + own)
+        after = _process_state(helper.pid)
+    finally:
+        for backend in (first, second):
+            if backend is not None:
+                backend.close()
+        helper.kill()
+        helper.wait()
+    refused = {k: v for k, v in got.items() if not k.startswith("own ")}
+    assert len(refused) == len(calls) and set(refused.values()) == {1}, refused  # EPERM, every one
+    assert after == before
+    assert {k: v for k, v in got.items() if k.startswith("own ")} == {c[0]: 0 for c in own}, got
+
+
+@pytest.mark.parametrize("launcher", [LANDLOCK, RLIMITS])
+def test_the_graders_files_keep_their_attributes_and_times(launcher: str, workdir: Path) -> None:
+    """What a file's owner may do and Landlock does not govern: under the grader's own uid a
+    sandbox stored data in the extended attributes of the kit bundle (every later sandbox reads
+    it) and of a file outside its rules, and set their times.  Now no attribute is set and no time
+    changes (as root the sandbox's uid owns none of them); on every launcher a lease on a file of
+    the kit (it would stall the next open for writing) and an inotify watch on the kit's folder
+    are EPERM."""
+    _available(launcher)
+    folder = _folder(workdir, "s")
+    bundle = launchers.kit_bundle()
+    outside = workdir / "graders-file"  # the grader's, outside the sandbox's Landlock rules
+    outside.write_text("x")
+    targets = [str(bundle / "grader" / "__init__.py"), str(folder / "memory.py"), str(outside)]
+    times = [os.stat(p).st_mtime_ns for p in targets]
+    number = seccomp.syscall_number
+    calls = []
+    for i, path in enumerate(targets):
+        calls += [[f"setxattr {i}", number("setxattr"), [f"str:{path}", "str:user.kit", "str:stash", 5, 0]],
+                  [f"utimensat {i}", number("utimensat"), [-100, f"str:{path}", "words:0,0,0,0", 0]]]
+    calls += [["lease", number("fcntl"), [f"fd:{targets[0]}", F_SETLEASE, F_RDLCK]],
+              ["inotify", number("inotify_add_watch"), ["inotify:", f"str:{bundle}", IN_ALL_EVENTS]]]
+    backend = _backend(folder, launcher)
+    try:
+        got = _ask(backend, do="syscalls", calls=calls)
+    finally:
+        backend.close()
+    assert [os.listxattr(p) for p in targets] == [[], [], []], got
+    assert [os.stat(p).st_mtime_ns for p in targets] == times, got
+    assert (got["lease"], got["inotify"]) == (1, 1), got
+
+
+@pytest.mark.parametrize("launcher", ALL)
+def test_no_message_queue_reaches_another_sandbox(launcher: str, workdir: Path) -> None:
+    """A POSIX message queue outlives its sandbox and, without an IPC namespace (landlock, rlimits),
+    another sandbox of the same uid (or any, with mode 0666) opens it by name: mq_open is EPERM."""
+    _available(launcher)
+    backend = _backend(_folder(workdir, "s"), launcher)
+    try:
+        got = _ask(backend, do="syscalls", calls=[["mq_open", seccomp.syscall_number("mq_open"),
+                                                   ["str:kit-stash", os.O_CREAT | os.O_RDWR, 0o666, 0]]])
+    finally:
+        backend.close()
+    assert got == {"mq_open": 1}, got
 
 
 # -- Landlock without scopes -------------------------------------------------------------------------
