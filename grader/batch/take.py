@@ -118,7 +118,7 @@ def layout_of(path: PurePosixPath) -> tuple[int, str, str] | None:
     candidate helper.  Only module files decide which root is taken (`choose`).
     """
     parts = path.parts
-    if any(p in SKIP_DIRS for p in parts):
+    if not parts or any(p in SKIP_DIRS for p in parts):
         return None
     if not parts[-1].endswith(".py"):
         return None

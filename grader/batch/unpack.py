@@ -91,12 +91,13 @@ def _within_total(root: str, files: dict[str, bytes], record: Record) -> dict[st
 
 
 def _normalise(name: str) -> PurePosixPath | None:
-    """A member name as a relative path, or None if it is absolute or climbs out (``..``)."""
+    """A member name as a relative path, or None if it is absolute or climbs out (``..``).  The
+    archive's own root (``./``, which ``tar czf x.tar.gz .`` writes first) is the empty path."""
     name = name.replace("\\", "/")
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
         return None
     parts = [p for p in name.split("/") if p not in ("", ".")]
-    if any(p == ".." for p in parts) or not parts:
+    if any(p == ".." for p in parts):
         return None
     return PurePosixPath(*parts)
 

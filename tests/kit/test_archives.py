@@ -308,3 +308,209 @@ def test_fingerprint_covers_helpers(tmp_path: Path) -> None:
     first = fingerprint(Source("s", sub))
     (sub / "assignment" / "utils.py").write_text("X = 2\n")
     assert fingerprint(Source("s", sub)) != first  # a changed helper is graded again on resume
+
+
+# -- what staging says about a submission is capped where it is made; names have a length ----------
+
+def test_names_and_lists_staging_records_are_capped(tmp_path: Path) -> None:
+    """20,000 files not taken with 5,000-character names made a 202 MB results.json: each list holds at
+    most MAX_LISTED entries then one line saying how many more, each name is cut, a module file's
+    refusal is still named past the cap (it says why a module scores nothing)."""
+    members = {"assignment/memory.py": "X = 1\n", "assignment/views.py": b"V = '\xff'\n"}
+    members.update({f"assignment/-h{i:05d}_{'x' * 400}.py": "Y = 1\n" for i in range(3000)})
+    staged = _stage(tmp_path, _zip(tmp_path / "s.zip", members))
+    assert staged.files.keys() == {"memory"}
+    assert len(staged.not_taken) == take.MAX_LISTED + 2  # the first 20, views.py, and the count of the rest
+    assert "not valid UTF-8" in staged.not_taken["assignment/views.py"]
+    assert staged.not_taken["… and 2,980 more"] == "files not taken, not listed here"
+    assert all(len(k) <= take.NAME_LIMIT and len(v) <= take.REASON_LIMIT for k, v in staged.not_taken.items())
+    record = take.Record()
+    for i in range(50):
+        record.note(f"note {i} " + "\x1b[31m" * 200)
+    assert len(record.notes) == take.MAX_LISTED + 1 and record.notes[-1] == "and 30 more notes (not listed)"
+    assert all(len(n) <= take.REASON_LIMIT and "\x1b" not in n for n in record.notes)
+
+
+def test_long_helper_names_are_refused_with_a_reason(tmp_path: Path) -> None:
+    """A helper's name becomes a module and file name: a 10,000-character one made staging fail with
+    'File name too long' on every rerun.  At most MAX_HELPER_NAME characters are taken; longer ones,
+    and paths past MAX_PATH_CHARS, are refused with the reason, and the rest is staged."""
+    ok, long, huge = "h" * take.MAX_HELPER_NAME, "h" * (take.MAX_HELPER_NAME + 1), "h" * 10_000
+    for path in (_zip(tmp_path / "s.zip", {"assignment/memory.py": "X = 1\n", f"assignment/{ok}.py": "A = 1\n",
+                                           f"assignment/{long}.py": "B = 1\n", f"assignment/{huge}.py": "C = 1\n"}),
+                 _targz(tmp_path / "s.tar.gz", {"assignment/memory.py": "X = 1\n", f"assignment/{ok}.py": "A = 1\n",
+                                                f"assignment/{long}.py": "B = 1\n", f"assignment/{huge}.py": "C = 1\n"})):
+        staged = stage(Source("s", path), tmp_path / path.name.replace(".", "_"))
+        assert staged.files.keys() == {"memory"} and staged.helpers.keys() == {ok}
+        assert sorted(os.listdir(staged.folder)) == sorted(["memory.py", f"{ok}.py"])
+        reasons = {k.split("/")[-1][:5]: v for k, v in staged.not_taken.items()}
+        assert len(reasons) == 1 or len(staged.not_taken) == 2, staged.not_taken
+        assert any(f"at most {take.MAX_HELPER_NAME} characters" in v for v in staged.not_taken.values())
+        assert any(f"at most {take.MAX_PATH_CHARS} are read" in v for v in staged.not_taken.values())
+
+
+# -- the archives' own headers are bounded before a library builds objects from them ---------------
+
+def _pax_records(size: int) -> bytes:
+    """pax records of distinct empty keywords, `size` bytes of them (tarfile makes a dict entry of each)."""
+    out, total, i = [], 0, 0
+    while total < size:
+        body = b" %x=\n" % i
+        n = len(body) + len(str(len(body) + 2))
+        record = str(n).encode() + body
+        out.append(record)
+        total += len(record)
+        i += 1
+    return b"".join(out)
+
+
+def _tar_blocks(name: str, data: bytes, kind: bytes = tarfile.REGTYPE) -> bytes:
+    info = tarfile.TarInfo(name)
+    info.type, info.size = kind, len(data)
+    return info.tobuf(format=tarfile.USTAR_FORMAT) + data + b"\0" * (-len(data) % 512)
+
+
+def _raw_targz(path: Path, *blocks: bytes) -> Path:
+    import gzip
+
+    with gzip.open(path, "wb") as gz:
+        gz.write(b"".join(blocks) + _tar_blocks("memory.py", b"X = 1\n") + b"\0" * 1024)
+    return path
+
+
+def _stage_within(path: Path, dest: Path, memory: int) -> str:
+    """Stage `path` in a child with `memory` bytes more address space: "taken", or why not."""
+    from grader.contained import contained
+
+    def run() -> str:
+        try:
+            return "taken: " + ",".join(sorted(stage(Source("s", path), dest).files))
+        except RejectedSubmission as exc:
+            return f"rejected: {exc}"
+
+    got = contained(run, memory=memory, seconds=60)
+    return got.value if got.error is None else f"child: {got.error}"
+
+
+def test_pax_and_gnu_long_name_headers_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tarfile reads an extended header whole and builds a dict entry per pax record, about 24 bytes
+    held per byte (150 MiB of empty keywords held 4 GB): each is bounded from its raw header first."""
+    big = _raw_targz(tmp_path / "big.tar.gz", _tar_blocks("././@PaxHeader", _pax_records(8 * 2**20), tarfile.XHDTYPE))
+    got = _stage_within(big, tmp_path / "s1", 64 * 2**20)  # (it held about 200 MB)
+    assert got.startswith("rejected: the archive has an extended header (pax or GNU long name) of"), got
+    gnu = _raw_targz(tmp_path / "gnu.tar.gz", _tar_blocks("././@LongLink", b"a" * (unpack.MAX_EXTENDED_HEADER + 1),
+                                                          tarfile.GNUTYPE_LONGNAME))
+    with pytest.raises(RejectedSubmission, match="extended header"):
+        _stage(tmp_path, gnu)
+    glob = _raw_targz(tmp_path / "g.tar.gz", *[_tar_blocks("././@PaxHeader", _pax_records(6000), tarfile.XGLTYPE)
+                                               for _ in range(3)])  # (copied into every later member)
+    with pytest.raises(RejectedSubmission, match="of global headers"):
+        stage(Source("g", glob), tmp_path / "s3")
+    chain = _raw_targz(tmp_path / "c.tar.gz", *[_tar_blocks("././@PaxHeader", b"", tarfile.XHDTYPE)] * 9)
+    with pytest.raises(RejectedSubmission, match="in a row"):
+        stage(Source("c", chain), tmp_path / "s4")
+    sparse = tmp_path / "sparse.tar.gz"
+    _raw_targz(sparse, _tar_blocks("assignment/big.bin", b"", tarfile.GNUTYPE_SPARSE))
+    with pytest.raises(RejectedSubmission, match="sparse"):
+        stage(Source("sp", sparse), tmp_path / "s5")
+    monkeypatch.setattr(unpack, "MAX_EXTENDED_TOTAL", 64 * 2**10)
+    many = _raw_targz(tmp_path / "m.tar.gz", *[_tar_blocks("././@PaxHeader", _pax_records(8000), tarfile.XHDTYPE)
+                                               + _tar_blocks(f"f{i}.txt", b"x") for i in range(10)])
+    with pytest.raises(RejectedSubmission, match="hold more than 64 KiB"):
+        stage(Source("m", many), tmp_path / "s6")
+
+
+def _raw_zip(path: Path, count: int, declared: int | None = None) -> Path:
+    """A zip of `count` empty stored entries, written raw (zipfile takes seconds for 100,000); the end
+    record declares `declared` entries (default: `count`, as far as 16 bits hold it)."""
+    import struct
+
+    local, central = bytearray(), bytearray()
+    for i in range(count):
+        name = b"f%d" % i
+        offset = len(local)
+        local += struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0, 0, 0, 0, len(name), 0) + name
+        central += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, 0, 0, 0, len(name), 0, 0, 0, 0, 0,
+                               offset) + name
+    n = min(count if declared is None else declared, 0xFFFF)
+    path.write_bytes(bytes(local) + bytes(central)
+                     + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, n, n, len(central), len(local), 0))
+    return path
+
+
+def test_zip_central_directory_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """zipfile reads the whole central directory and builds an object per entry before any cap on
+    entries applies (200,000 empty entries: about 100 MB): its size and entries are checked raw first."""
+    many = _raw_zip(tmp_path / "many.zip", 200_000)
+    got = _stage_within(many, tmp_path / "s1", 64 * 2**20)
+    assert got.startswith("rejected: the archive's central directory is"), got
+    monkeypatch.setattr(unpack, "MAX_MEMBERS", 100)
+    with pytest.raises(RejectedSubmission, match="more than 100 entries"):  # the end record says 1: walked
+        stage(Source("lie", _raw_zip(tmp_path / "lie.zip", 150, declared=1)), tmp_path / "s2")
+    monkeypatch.setattr(unpack, "MAX_ZIP_DIRECTORY", 64 * 2**10)
+    fat = tmp_path / "fat.zip"  # extra fields and comments count too
+    with zipfile.ZipFile(fat, "w") as zf:
+        for i in range(3):
+            info = zipfile.ZipInfo(f"f{i}.txt")
+            info.extra = b"\xfe\xca" + (30_000).to_bytes(2, "little") + b"x" * 30_000
+            info.comment = b"c" * 5_000
+            zf.writestr(info, "x")
+        zf.writestr("memory.py", "X = 1\n")
+    with pytest.raises(RejectedSubmission, match="central directory"):
+        stage(Source("fat", fat), tmp_path / "s3")
+
+
+def test_honest_archives_are_taken(tmp_path: Path) -> None:
+    """What students make: GNU `tar czf` (a long name in a GNU long-name header), `git archive` (a pax
+    global header with the commit), bsdtar/macOS tar with extended attributes (a pax header per file),
+    macOS's Archive Utility zip (extra fields, __MACOSX), each with a long helper name and deep paths."""
+    import shutil
+    import subprocess
+
+    src = tmp_path / "src"
+    helper = "a_helper_with_a_rather_long_name_for_a_module_of_sixty_four_ch"
+    (src / "assignment").mkdir(parents=True)
+    (src / "assignment" / "memory.py").write_text("from . import " + helper + "\n")
+    (src / "assignment" / f"{helper}.py").write_text("X = 1\n")
+    deep = src / ("d" * 120) / ("e" * 120) / ("f" * 120)
+    deep.mkdir(parents=True)
+    (deep / "notes.txt").write_text("x\n")
+    want = ({"memory"}, {helper})
+    made = {}
+    made["tar.tar.gz"] = ["tar", "czf", str(tmp_path / "tar.tar.gz"), "-C", str(src), "."]
+    made["git.tar.gz"] = ["git", "-C", str(src), "archive", "--format=tar.gz", "-o", str(tmp_path / "git.tar.gz"), "HEAD"]
+    subprocess.run(["git", "-C", str(src), "init", "-q"], check=True)
+    subprocess.run(["git", "-C", str(src), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(src), "-c", "user.name=s", "-c", "user.email=s@x", "commit", "-qm", "x"], check=True)
+    if shutil.which("bsdtar"):
+        try:
+            os.setxattr(src / "assignment" / "memory.py", "user.com.apple.quarantine", b"0081;65f1;Safari;" + b"q" * 200)
+        except OSError:
+            pass
+        made["bsd.tar.gz"] = ["bsdtar", "--xattrs", "--format", "pax", "-czf", str(tmp_path / "bsd.tar.gz"), "-C",
+                              str(src), "assignment", "d" * 120]
+    for name, command in made.items():
+        subprocess.run(command, check=True, capture_output=True)
+    # macOS's tar as Python writes it (where no bsdtar is installed): a pax header per file with its attributes
+    with tarfile.open(tmp_path / "mac.tar.gz", "w:gz", format=tarfile.PAX_FORMAT) as tf:
+        for path in sorted(src.rglob("*")):
+            if ".git" in path.parts or not path.is_file():
+                continue
+            info = tf.gettarinfo(path, str(path.relative_to(src)))
+            info.pax_headers = {"LIBARCHIVE.xattr.com.apple.quarantine": "MDA4MTs2NWYxO1NhZmFyaTs=" * 8,
+                                "SCHILY.xattr.com.apple.provenance": "\x01\x02\x00" * 4, "LIBARCHIVE.creationtime": "1700000000"}
+            with open(path, "rb") as f:
+                tf.addfile(info, f)
+    with zipfile.ZipFile(tmp_path / "mac.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(src.rglob("*")):
+            if ".git" in path.parts or not path.is_file():
+                continue
+            rel = str(path.relative_to(src))
+            info = zipfile.ZipInfo(rel)
+            info.extra = b"UT\x09\x00\x03" + b"\0" * 8 + b"ux\x0b\x00\x01\x04" + b"\xf5\x01\0\0\x04\x14\0\0\0"
+            zf.writestr(info, path.read_bytes())
+            zf.writestr(f"__MACOSX/{os.path.dirname(rel)}/._{path.name}", b"\0\x05\x16\x07" + b"\0" * 200)
+    for archive in [*made, "mac.tar.gz", "mac.zip"]:
+        staged = stage(Source("s", tmp_path / archive), tmp_path / f"staged-{archive}")
+        assert (set(staged.files), set(staged.helpers)) == want, (archive, staged)
+        assert not staged.notes and not staged.not_taken, (archive, staged.notes, staged.not_taken)
