@@ -19,6 +19,11 @@ same batch as `tests/adversarial/cases.py` by `tests/kit/test_grade.py`
 * A4, source encoding: modules declaring another encoding than UTF-8 (latin-1, and UTF-7, where
   ``ast.parse(str)`` and the import would read different programs), a module that is not valid
   UTF-8, and an honest module saved with a UTF-8 byte-order mark (taken, full marks).
+* A5, names: 3,000 files not taken with 400-character names (what staging records about them was
+  copied whole into results.json, instructor.json and feedback.html: 20,000 such names wrote 386 MB),
+  and helper names of 100 and 10,000 characters (the longer one made staging fail with "File name
+  too long" on every rerun): graded with full marks, the names refused with a reason, and every file
+  written for the student under `STUDENT_FILE_LIMIT` bytes.
 """
 
 from __future__ import annotations
@@ -193,6 +198,50 @@ def helper_module(ctx: Ctx) -> Path:
                   {"assignment/mem_helpers.py": "def storage_of(x):\n    return x.untyped_storage().nbytes()\n"})
 
 
+# -- A5: names a submission controls: capped where staging records them, refused past a length ----------
+
+#: Bytes of any one file written for one student by these cases (results.json, instructor.json,
+#: feedback.html, the logs): a memory-only submission's are under 100 KB.
+STUDENT_FILE_LIMIT = 400_000
+
+
+def names_bloat(ctx: Ctx) -> Path:
+    """The solution, and 3,000 files next to it named ``-hNNNNN_xxx…x.py`` (400 characters, not
+    importable), in GNU long-name headers."""
+    import io
+    import tarfile
+
+    path = ctx.root / "names_bloat.tar.gz"
+    with tarfile.open(path, "w:gz", format=tarfile.GNU_FORMAT) as tf:
+        for name, text in [("assignment/memory.py", solution_text()),
+                           *((f"assignment/-h{i:05d}_{'x' * 400}.py", "X = 1\n") for i in range(3000))]:
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return path
+
+
+def long_helper_names(ctx: Ctx) -> Path:
+    """The solution, and helper modules named with 100 and 10,000 characters (never imported)."""
+    path = ctx.root / "long_helper_names.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("assignment/memory.py", solution_text())
+        for n in (100, 10_000):
+            zf.writestr(f"assignment/{'h' * n}.py", "X = 1\n")
+    return path
+
+
+def files_bounded(ctx: Ctx, doc: dict) -> list[str]:
+    """Every file written for this student is under STUDENT_FILE_LIMIT bytes."""
+    layout, student = Layout(ctx.out), doc["extra_data"]["student"]
+    files = [p for d in (layout.students_dir / student, layout.instructor_dir / student) for p in d.rglob("*")
+             if p.is_file()]
+    big = [f"{p.relative_to(ctx.out)}: {p.stat().st_size:,} bytes" for p in files if p.stat().st_size > STUDENT_FILE_LIMIT]
+    return ([f"files over {STUDENT_FILE_LIMIT:,} bytes: {big}"] if big else []) + \
+        (["no feedback.html was written"] if not (layout.students_dir / student / "feedback.html").is_file() else [])
+
+
 BATCH_CASES: list[BatchCase] = [
     BatchCase("stats_channel", stats_channel, FULL, "encodes what it saw in its output size",
               check=no_sandbox_statistics),
@@ -210,6 +259,10 @@ BATCH_CASES: list[BatchCase] = [
     BatchCase("not_utf8", not_utf8, ZERO, "memory.py is not valid UTF-8", message="is not valid UTF-8"),
     BatchCase("bom_honest", bom_honest, FULL, "an honest module saved with a UTF-8 byte-order mark"),
     BatchCase("helper_module", helper_module, FULL, "imports its own helper module", message="mem_helpers.py"),
+    BatchCase("names_bloat.tar.gz", names_bloat, FULL, "3,000 long names of files not taken",
+              message="2,980 more: files not taken, not listed here", check=files_bounded),
+    BatchCase("long_helper_names.zip", long_helper_names, FULL, "helper names of 100 and 10,000 characters",
+              message="a helper's name has at most 64 characters", check=files_bounded),
 ]
 
 #: extra_data.status of cases in tests/adversarial/cases.py that are not "graded".
