@@ -57,9 +57,20 @@ factory of a dataclass.  The runtime tripwires (`grader.tripwire`) still watch t
 callables of each rule.  Soundly, but with a false alarm: a literal container of imported objects
 passed to a helper that writes into it.  Anything past the size caps (`MAX_REFS` references in one
 value, `MAX_CHAIN` parts of an origin chain) is *anything* (`TOP`), which any write or call flags;
-code nested past the interpreter's recursion limit is reported as not followed.  The analysis is
-linear in the code read: a statement is evaluated again only when a value it read grows, values
-only grow (a few flags, bounded sets), and what a statement reports only grows with them.
+code nested past the interpreter's recursion limit is reported as not followed.  The analysis ends:
+a statement is evaluated again only when a value it read grows, values only grow (a few flags,
+bounded sets), and what a statement reports only grows with them.  But a value may grow `MAX_REFS`
+times and each evaluation may apply up to `MAX_REFS` summaries, so a program can be built to cost
+minutes (64 chained globals fed to 3,000 calls: 104 s of CPU for 70 KB).  Hence an explicit
+budget (`budget`): evaluation steps in proportion to the syntax nodes read, with a floor; a program
+that spends it is reported as too complex for the checks to follow (a breach of every rule, as a
+program nested too deeply is), never as clean.
+
+The same reading of values finds torch's compilers of code (`grader.breaches.CODE_LOADERS`:
+TorchScript, FX, export, compile, C++ extensions...) under any alias (`T = torch; T.fx.Graph()`, a
+star import, `getattr(torch, "jit")`): each is reported where it is written, as the syntactic
+check reports `torch.jit` spelled out.  Class patterns capture what they match: a keyword
+sub-pattern the subject's attribute (`case C(name=v)`), a positional one anything (`__match_args__`).
 """
 
 from __future__ import annotations
@@ -114,18 +125,45 @@ class _Func:
 def monkeypatches(trees: Mapping[str, ast.Module], modules: Iterable[str] = ()) -> dict[str, list[str]]:
     """`{module: [breach, ...]}` for the program made of `trees` (`{module name: tree}`, the files
     that can run; `modules`: every submission module name).  Each breach names what is written and
-    where ("monkeypatches T._swap (memory.py:7)")."""
-    analysis = _Analysis(trees, frozenset(modules) | frozenset(trees))
+    where ("monkeypatches T._swap (memory.py:7)"), or the compiler of code reached through an alias;
+    a program past the budget is one breach, "too complex for the checks to follow", on its first file."""
+    sizes = {name: sum(1 for _ in ast.walk(tree)) for name, tree in trees.items()}
+    analysis = _Analysis(trees, frozenset(modules) | frozenset(trees), budget(sum(sizes.values())))
     try:
         analysis.run()
     except RecursionError:  # parsed, but nested past what the analysis follows: nothing can be vouched for
         first = next(iter(trees), "?")
         return {first: [f"nests too deeply for the monkeypatch check to follow ({first}.py)"]}
+    except Exhausted as exc:  # as above, for the whole program: which file made it costly is not known
+        names = [f"{name}.py" for name in sorted(trees, key=lambda n: -sizes[n])]  # the largest first
+        listed = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        return {next(iter(trees)): [f"too complex for the checks to follow: {exc} on the program of {listed}"]}
     return {name: sorted(found) for name, found in analysis.found.items()}
 
 
+#: The evaluation budget of one program (`budget`): steps (an expression evaluated, a call and each
+#: summary it applies, counted in the references they handle) per syntax node read, with a floor.
+#: Measured: the reference solutions take 1.0 step a node (7,500 nodes, 40 ms), the solutions with
+#: every variant file 1.2, the 6,000 chained defs of tests/adversarial/budgets_static.py 1.5; the red
+#: team's 70 KB program (64 chained globals fed to 3,000 calls) took 104 s of CPU without a budget
+#: and ~1 s with this one.  tests/kit/test_rules_syntax.py holds honest code to a quarter of it.
+STEPS_PER_NODE = 12
+MIN_STEPS = 50_000
+
+
+class Exhausted(Exception):
+    """The analysis spent its budget: the program is too complex for the checks to follow."""
+
+
+def budget(nodes: int) -> int:
+    """The steps an analysis of a program of `nodes` syntax nodes may take."""
+    return max(MIN_STEPS, STEPS_PER_NODE * nodes)
+
+
 class _Analysis(Evaluator):
-    def __init__(self, trees: Mapping[str, ast.Module], modules: frozenset[str]):
+    def __init__(self, trees: Mapping[str, ast.Module], modules: frozenset[str], steps: int = MIN_STEPS):
+        self.steps_left = steps
+        self.steps = steps
         self.trees = trees
         self.modules = modules
         self.mod_scope: dict[str, _Scope] = {}
@@ -156,6 +194,12 @@ class _Analysis(Evaluator):
             self.current = self.queue.popleft()  # values; what it reports only grows with them (kept in a set)
             self.queued[self.current] = False
             self._run_item(*self.items[self.current])
+
+    def spend(self, steps: int) -> None:
+        """Take `steps` from the budget; Exhausted when it is spent."""
+        self.steps_left -= steps
+        if self.steps_left < 0:
+            raise Exhausted(f"{self.steps:,} evaluation steps spent")
 
     def read(self, key: tuple) -> Val:
         self.deps.setdefault(key, set()).add(self.current)

@@ -73,6 +73,7 @@ class Calls:
             self.written(TOP, sc, node, f"monkeypatches through {spelled(func) if func else 'a call'}(...)")
             return TOP
         given = [*args, *kws.values(), star, dstar]
+        self.spend(len(given) + len(callee.refs))
         everything = NONE
         for v in given:
             everything |= v
@@ -207,6 +208,7 @@ class Calls:
                 give(pid, spread | elem(spread))
         ret = self.read(("ret", f.fid))
         writes = self.read(("w", f.fid))
+        self.spend(1 + len(given) + len(ret.refs) + len(writes.refs))  # the work below, in references
         out = Val(ret.flags, frozenset(r for r in ret.refs if r[0] not in "pqc" or self.owner[r[1]] != f.fid))
         self.depth += 1
         try:

@@ -8,11 +8,14 @@ import ast
 from typing import Any
 
 from grader.aliases_calls import Calls
+from grader.breaches import CODE_LOADERS, _loader, code_loader
 from grader.aliases_values import (LOOKUP_ATTRS, MAX_CHAIN, NONE, PROTOCOL, TOP, W_FUNCS, W_METHODS, H, R, S, T, Val,
-                                   W, captures, container_of, def_head, dunder, elem, head, holdable, own_refs,
-                                   refs_val, spelled)
+                                   W, container_of, def_head, dunder, elem, head, holdable, own_refs, refs_val,
+                                   spelled)
 
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+#: The attribute names on the way to one of torch's code loaders (`torch.fx`, `utils.cpp_extension`...).
+_LOADER_PARTS = frozenset(p for m in CODE_LOADERS for p in m.split(".")[1:]) - {"utils", "cuda", "ops", "classes"}
 
 
 class Evaluator(Calls):
@@ -67,11 +70,7 @@ class Evaluator(Calls):
         elif isinstance(stmt, ast.Match):
             v = self.ev(stmt.subject, sc)
             for case in stmt.cases:
-                for name in captures(case.pattern):
-                    self.bind_name(sc, name, v | elem(v))
-                for e in ast.walk(case.pattern):
-                    if isinstance(e, ast.expr):
-                        self.ev(e, sc)
+                self.pattern(case.pattern, v, sc)
                 if case.guard is not None:
                     self.ev(case.guard, sc)
         else:  # Expr, If, While, Raise, Assert, Try (the types it catches)...
@@ -80,6 +79,40 @@ class Evaluator(Calls):
             for h in getattr(stmt, "handlers", ()):
                 if h.name:  # what an exception was raised with, it holds
                     self.bind_name(sc, h.name, Val(H))
+
+    def pattern(self: Any, p: ast.pattern, v: Val, sc: Any) -> None:
+        """Match `v` against the pattern `p`: each capture is what it is matched with (the subject,
+        an element, an item, an attribute of a class pattern: never the subject for those)."""
+        if isinstance(p, ast.MatchAs):
+            if p.pattern is not None:
+                self.pattern(p.pattern, v, sc)
+            if p.name:
+                self.bind_name(sc, p.name, v)
+        elif isinstance(p, ast.MatchOr):
+            for alternative in p.patterns:
+                self.pattern(alternative, v, sc)
+        elif isinstance(p, ast.MatchSequence):
+            for sub in p.patterns:
+                if isinstance(sub, ast.MatchStar):
+                    if sub.name:
+                        self.bind_name(sc, sub.name, container_of(elem(v)))
+                else:
+                    self.pattern(sub, elem(v), sc)
+        elif isinstance(p, ast.MatchMapping):
+            for key in p.keys:
+                self.ev(key, sc)
+            for sub in p.patterns:
+                self.pattern(sub, elem(v) | self.read(("P", "item")), sc)
+            if p.rest:
+                self.bind_name(sc, p.rest, container_of(elem(v)))
+        elif isinstance(p, ast.MatchClass):  # (a breach anyway: grader.breaches.global_breaches)
+            self.ev(p.cls, sc)
+            for sub in p.patterns:  # whatever C.__match_args__ names (`case int(x)`: the subject itself)
+                self.pattern(sub, v | Val(S | H), sc)
+            for name, sub in zip(p.kwd_attrs, p.kwd_patterns):
+                self.pattern(sub, self.attribute(v, name), sc)
+        elif isinstance(p, ast.MatchValue):
+            self.ev(p.value, sc)
 
     def _define(self: Any, stmt: Any, sc: Any) -> None:
         f = self.func_of[id(stmt)]
@@ -149,15 +182,35 @@ class Evaluator(Calls):
 
     # -- expressions -------------------------------------------------------------------------------
     def ev(self: Any, e: ast.AST, sc: Any) -> Val:
+        """What `e` may evaluate to.  Each evaluation is a step of the budget (`grader.aliases`); one that
+        reaches torch's compilers of code (`grader.breaches.CODE_LOADERS`) under a name the syntactic
+        check cannot see (`T = torch; T.fx`, a star import) is reported where it is written."""
+        self.spend(1)
+        v = self._ev(e, sc)
+        if v.refs and isinstance(e, (ast.Name, ast.Attribute, ast.Call)) and _loader(e) is None:
+            for r in v.refs:
+                if r[0] == "o" and code_loader(r[1]):
+                    prefix = next(m for m in sorted(CODE_LOADERS) if r[1] == m or r[1].startswith(m + "."))
+                    self.report(sc, e, f"loads code from source text or a graph: {prefix}, as {spelled(e, 40)}")
+        return v
+
+    def _ev(self: Any, e: ast.AST, sc: Any) -> Val:
         if isinstance(e, ast.Name):
             return self.load(sc, e.id)
         if isinstance(e, ast.Attribute):
-            return self.attribute(self.ev(e.value, sc), e.attr)
+            base = self.ev(e.value, sc)
+            if base.flags & (S | T) and e.attr in _LOADER_PARTS:  # `box[0].fx`: some shared object's fx may be torch's
+                self.report(sc, e, f"loads code from source text or a graph: .{e.attr} of a shared object, "
+                                   f"as {spelled(e, 40)}")
+            return self.attribute(base, e.attr)
         if isinstance(e, ast.Call):
             return self._call_expr(e, sc)
         if isinstance(e, ast.Subscript):
             base = self.ev(e.value, sc)
             self.ev(e.slice, sc)
+            if any(r[0] == "o" and r[1].startswith("jaxtyping.") for r in base.refs) and isinstance(e.slice, ast.Tuple) \
+                    and not all(isinstance(x, ast.Constant) for x in e.slice.elts[1:]):  # its shape is evaluated
+                self.report(sc, e, f"evaluates code in a string: a jaxtyping shape computed at run time, {spelled(e, 40)}")
             return elem(base) | self.read(("P", "item"))
         if isinstance(e, (ast.List, ast.Tuple, ast.Set)):
             out = NONE

@@ -5,11 +5,13 @@ A rule about function F of module M holds for the program that runs, not for one
 submission module imported from code in the scope (transitively), with the *breaches* found
 there: dynamic lookups no reading of the source can follow (`getattr`, `__dict__`,
 `sys.modules`, `importlib`, `eval`, `__subclasses__`, frame inspection, `gc`, `ctypes`, imports
-outside an allowlist, torch's private internals).  Added to them, the *global breaches* of every
-file that can run (`global_breaches`): what changes the code other files see at run time,
-wherever it is written (a module `__getattr__`, importing the kit, loading code by a computed
-name), and every monkeypatch of the program those files make (`grader.aliases`: a write to an
-imported module, class or function, followed through any alias, container or call).
+outside an allowlist, torch's private internals, spelled out or imported).  Added to them, the
+*global breaches* of every file that can run (`global_breaches`): what changes the code other
+files see at run time, or looks names up where no reading follows, wherever it is written (a
+module `__getattr__`, importing the kit, loading code by a computed name or from source text, a
+class pattern), and every monkeypatch of the program those files make (`grader.aliases`: a write to
+an imported module, class or function, followed through any alias, container or call; within a
+budget).
 
 Which files are read.  Never all of them: a file that nothing imports is never parsed.
 
@@ -47,7 +49,7 @@ from typing import Any
 
 from grader import MODULES
 from grader.aliases import monkeypatches
-from grader.breaches import _breach, global_breaches
+from grader.breaches import _breach, class_pattern_names, global_breaches, string_names
 from grader.sources import SourceSet, Unparsable
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -268,10 +270,14 @@ def _build(sources: SourceSet, module: str, qualname: str) -> Scope:
         for n in ast.walk(node):  # one walk: breaches, names, imports, and the defs inside (walked here)
             if (b := _breach(n, f"{file}.py", sources.names)) is not None:
                 scope.breaches.append(b)
+            if isinstance(n, (ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign, ast.Subscript)):
+                names |= string_names(n)  # x: "K[0]": beartype evaluates it, K's code runs
             if isinstance(n, ast.Name):
                 names.add(n.id)
             elif isinstance(n, ast.Attribute):
                 names.add(n.attr)
+            elif isinstance(n, ast.MatchClass):  # case C(run=r): r is subject.run, maybe a def of the submission
+                names.update(class_pattern_names(n))
             elif isinstance(n, ast.alias):
                 names.add((n.asname or n.name).split(".")[0])
                 names.add(n.name.rsplit(".", 1)[-1])

@@ -6,8 +6,8 @@ program that runs, not for one `def`: `build_scope` (`grader.scope`) gathers wha
 function F covers (F, every submission function it can reach by name, the module-level code of
 its file, every submission module imported from there, transitively) and lists every dynamic
 lookup in it (`getattr`, `__dict__`, `sys.modules`, `importlib`, `eval`, `__subclasses__`,
-frame inspection, `gc`, `ctypes`, ...) as a *breach*: a way to reach a name that no reading
-of the source can see.  The helpers here (`forbidden_uses`, `called_names`, ...) accept a
+frame inspection, `gc`, `ctypes`, a class pattern, torch's compilers of source text, ...) as a
+*breach*: a way to reach a name that no reading of the source can see.  The helpers here (`forbidden_uses`, `called_names`, ...) accept a
 `Scope` or a single node.
 
 Sources are read and parsed within a budget, only the files a question needs, and kept for one
@@ -23,6 +23,7 @@ import ast
 from collections.abc import Iterable
 
 from grader.breaches import ALLOWED_IMPORTS, BREACH_MODULES, BREACH_NAMES, dotted_name, global_breaches  # noqa: F401
+from grader.breaches import class_pattern_names
 from grader.scope import Scope, build_scope, closure, find_definition, runnable  # noqa: F401
 from grader.scope import _is_main_guard as is_main_guard  # noqa: F401
 from grader.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES, SourceSet, Unparsable, run_cache  # noqa: F401
@@ -60,15 +61,22 @@ def called_names(node: "ast.AST | Scope") -> set[str]:
     return {dotted_name(n.func) for n in _walk(node) if isinstance(n, ast.Call)}
 
 
-def referenced_names(node: "ast.AST | Scope") -> set[str]:
-    """Every bare name and every attribute name used inside `node`."""
+def attribute_names(node: "ast.AST | Scope") -> set[str]:
+    """Every attribute name looked up inside `node`: `x.name`, and the keyword names of a class
+    pattern (`case C(name=v)` fetches `subject.name` with no attribute node; a class pattern is a
+    breach anyway, `grader.breaches.global_breaches`)."""
     names: set[str] = set()
     for n in _walk(node):
-        if isinstance(n, ast.Name):
-            names.add(n.id)
-        elif isinstance(n, ast.Attribute):
+        if isinstance(n, ast.Attribute):
             names.add(n.attr)
+        elif isinstance(n, ast.MatchClass):
+            names.update(class_pattern_names(n))
     return names
+
+
+def referenced_names(node: "ast.AST | Scope") -> set[str]:
+    """Every bare name and every attribute name used inside `node`."""
+    return {n.id for n in _walk(node) if isinstance(n, ast.Name)} | attribute_names(node)
 
 
 def imported_modules(tree: "ast.AST | Scope") -> set[str]:
@@ -84,12 +92,13 @@ def imported_modules(tree: "ast.AST | Scope") -> set[str]:
 
 
 def forbidden_uses(node: "ast.AST | Scope", forbidden: Iterable[str]) -> list[str]:
-    """Which of `forbidden` (e.g. "transpose", "mT") appear in `node` as attribute names, or as
+    """Which of `forbidden` (e.g. "transpose", "mT") appear in `node` as attribute names (a class
+    pattern's keyword names included), or as
     bare names the code reads without binding them itself (a local variable, parameter or def of
     its own named `view` or `t` is fine, `x.view(...)` and `x.t()` are not: the values bound are in
     the node too, and checked), or as names imported with `from m import name`; plus any dynamic
     escape that could hide them (for a Scope: every breach, with where it is)."""
-    attributes = {n.attr for n in _walk(node) if isinstance(n, ast.Attribute)}
+    attributes = attribute_names(node)
     bound = {n.id for n in _walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
     bound |= {n.arg for n in _walk(node) if isinstance(n, ast.arg)}
     bound |= {n.name for n in _walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}

@@ -379,7 +379,119 @@ _ALIASES = [  # monkeypatching through an alias (grader.aliases): each must cost
              why="memory.py plants a permute under another name through an alias"),
 ]
 
-CASES: list[RuleCase] = _TRANSPOSE + _RED_TEAM + _OTHERS + _ALIASES
+
+def _alias_bomb(calls: int = 1500, chain: int = 64) -> str:
+    """What the red team fed the alias analysis (104 s of CPU for 70 KB): `chain` globals passed along
+    to `_X`, each a different function, and `calls` lines `_X(*_X)` in a function never called.
+    Every call applies every function `_X` may be: spent past the budget, it is "too complex"."""
+    defs = "".join(f"def _f{i}(*a):\n    pass\n" for i in range(1, chain + 1))
+    names = ", ".join(f"_c{i}" for i in range(1, chain + 1))
+    moves = "".join(f"    _c{i} = _c{i + 1}\n" for i in range(1, chain)) + "".join(
+        f"    _c{i} = _f{i}\n" for i in range(1, chain + 1))
+    never = "".join(f"    _y{i} = _X(*_X)\n" for i in range(calls))
+    return f"{defs}\ndef _setup():\n    global _X, {names}\n    _X = _c1\n{moves}\n\ndef _never():\n{never}"
+
+
+def _jaxtyping_plant() -> str:
+    """A jaxtyping-checked function whose second shape is `n+0*len(str(exec(...)))`, the code
+    spelled with chr() (a shape is split at spaces and read inside an f-string), called at import."""
+    code = "import torch;torch.Tensor._swap=torch.Tensor.transpose"
+    shape = "n+0*len(str(exec(" + "+".join(f"chr({ord(c)})" for c in code) + ")))"
+    return (f"from jaxtyping import Float as _F, jaxtyped as _jt\nfrom beartype import beartype as _bt\n\n\n"
+            f"@_jt(typechecker=_bt)\ndef _plant(a: _F[torch.Tensor, \"n\"], b: _F[torch.Tensor, \"{shape}\"]) -> None:\n"
+            f"    pass\n\n\n_plant(torch.zeros(2), torch.zeros(2))\n")
+
+
+_SYNTAX = [  # found by a second red-team pass: lookups with no name or attribute node, code compiled from text
+    RuleCase("match_class_keyword", "views", "can_view", """
+        def can_view(x, shape):
+            match x:
+                case torch.Tensor(view=v):
+                    try:
+                        v(tuple(shape))
+                        return True
+                    except Exception:
+                        return False
+        """, why="a class pattern fetches x.view with no attribute node (red team v1)"),
+    RuleCase("match_class_positional", "views", T, """
+        class _Swapper(torch.Tensor):
+            __match_args__ = ("trans" "pose",)
+
+        def transpose_view(x, dim0, dim1):
+            if x.dim() < 0:
+                x.as_strided(x.size(), x.stride())
+            match x.as_subclass(_Swapper):
+                case _Swapper(swap):
+                    return swap(dim0, dim1).as_subclass(torch.Tensor)
+        """, why="a positional class pattern fetches the attribute __match_args__ names"),
+    RuleCase("match_class_autograd", "gradients", "two_layer_grads", """
+        def _hand(loss_fn, *ws):
+            match torch:
+                case object(enable_grad=eg, autograd=ag):
+                    pass
+            match ag:
+                case object(grad=agrad, graph=gr):
+                    pass
+            match agrad:
+                case object(__wrapped__=original):
+                    pass
+            match gr:
+                case object(saved_tensors_hooks=sth):
+                    pass
+            with torch.inference_mode(False), eg(), sth(lambda t: t, lambda t: t):
+                leaves = [w.detach().clone() for w in ws]
+                for leaf in leaves:
+                    match leaf:
+                        case torch.Tensor(requires_grad_=rg):
+                            rg(True)
+                loss = loss_fn(*leaves)
+                return [t.detach().clone() for t in original(loss, leaves)]
+
+        def two_layer_grads(x, w1, w2):
+            g1, g2 = _hand(lambda a, b: ((x @ a @ b) ** 2).mean(), w1, w2)
+            return g1, g2
+        """, why="class patterns fetch autograd.grad's unwrapped original and a nested saved-tensor hook, "
+                 "past the tripwires (red team g1)"),
+    RuleCase("torchscript_string", "views", "can_view", """
+        _SCRIPTED = torch.jit.CompilationUnit("def v(x: Tensor, shape: List[int]) -> Tensor:\\n"
+                                              "    return x.vi" "ew(shape)\\n")
+
+        def can_view(x, shape):
+            try:
+                _SCRIPTED.v(x, list(shape))
+                return True
+            except Exception:
+                return False
+        """, why="TorchScript compiled from a string at module level (red team v2)"),
+    RuleCase("fx_graph_through_alias", "views", T, """
+        _T = torch
+
+        def transpose_view(x, dim0, dim1):
+            if x.dim() < 0:
+                x.as_strided(x.size(), x.stride())
+            g = _T.fx.Graph()
+            a, b, c = g.placeholder("a"), g.placeholder("b"), g.placeholder("c")
+            g.output(g.call_method("trans" "pose", (a, b, c)))
+            return _T.fx.GraphModule(_T.nn.Module(), g)(x, dim0, dim1)
+        """, why="an FX graph names the method in a string; torch.fx reached through an alias"),
+    RuleCase("beartype_string_annotation", "einops_rewrites", "split_heads", """
+        @beartype
+        def _plant(x: "setattr(torch.Tensor, 'heads_first', torch.Tensor.per" "mute) or int") -> None:
+            pass
+
+        _plant(0)
+
+        @jaxtyped(typechecker=beartype)
+        def split_heads(x: Float[Tensor, "b s hd"], num_heads: int) -> Float[Tensor, "b heads s d"]:
+            return rearrange(x, "b s (heads d) -> b s heads d", heads=num_heads).heads_first(0, 2, 1, 3)
+        """, why="beartype evaluates a string annotation: a monkeypatch in a string"),
+    RuleCase("jaxtyping_shape_code", "views", T, _jaxtyping_plant() + "\n\n" + textwrap.dedent(_SWAP),
+             why="jaxtyping evaluates a symbolic axis: code in a shape string (no space, no quote) plants the method"),
+    RuleCase("alias_analysis_bomb", "views", T, _SWAP,
+             plants={"memory": _alias_bomb() + "\n\n_P = torch.Tensor\n_P._swap = _P.transpose\n"}, why="the plant hidden in a program built to exhaust the alias analysis (red team ab1)"),
+]
+
+CASES: list[RuleCase] = _TRANSPOSE + _RED_TEAM + _OTHERS + _ALIASES + _SYNTAX
 
 
 def do_nothing(dest: Path, body: str = "return None") -> Path:

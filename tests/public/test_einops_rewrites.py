@@ -125,6 +125,8 @@ def rule_breaches(scope: static.Scope) -> list[str]:
     for n in nodes:
         if isinstance(n, (ast.BinOp, ast.AugAssign)) and isinstance(n.op, ast.MatMult):
             found.add("the @ operator")
+        elif isinstance(n, ast.MatchClass) and banned & set(n.kwd_attrs):  # case C(permute=p): an attribute
+            found.update(banned & set(n.kwd_attrs))
         elif isinstance(n, ast.Attribute):
             if n.attr in banned:
                 found.add(n.attr)

@@ -54,16 +54,26 @@ def autograd_uses(scope: static.Scope) -> list[str]:
             if isinstance(n, ast.Attribute) and (static.dotted_name(n) in ALLOWED_DOTTED
                                                  or static.dotted_name(n).startswith(ALLOWED_PREFIXES)):
                 allowed.update(id(m) for m in ast.walk(n))
-    attributes, bare = set(), set()
+    attributes, bare, bound = set(), set(), set()
     for root in nodes:
         for n in ast.walk(root):
             if id(n) in allowed:
                 continue
             if isinstance(n, ast.Attribute):
                 attributes.add(n.attr)
+            elif isinstance(n, ast.MatchClass):  # case C(grad=g): an attribute fetched with no attribute node
+                attributes.update(n.kwd_attrs)
             elif isinstance(n, ast.Name):
-                bare.add(n.id)
-    hits = sorted((attributes & AUTOGRAD_ATTRIBUTES) | (bare & AUTOGRAD_NAMES)
+                (bound if isinstance(n.ctx, (ast.Store, ast.Del)) else bare).add(n.id)
+            elif isinstance(n, ast.arg):
+                bound.add(n.arg)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(n.name)
+            elif isinstance(n, ast.alias):
+                bound.add((n.asname or n.name).split(".")[0])
+    # a name the code reads but never binds comes from a star import (`from torch.autograd import *`
+    # then `grad(...)`): there, even `grad` is autograd's
+    hits = sorted((attributes & AUTOGRAD_ATTRIBUTES) | (bare & AUTOGRAD_NAMES) | ((bare - bound) & AUTOGRAD_ATTRIBUTES)
                   | (static.DYNAMIC_ESCAPES & (attributes | bare)))
     imported = set()
     for root in nodes:
