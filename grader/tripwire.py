@@ -13,9 +13,19 @@ student's call:
 and the trusted test asserts on the list.  Like every probe result, `reached` is an
 observation, not a verdict: the test decides.  A submission could in principle restore the
 originals, but only through the dynamic lookups the program-wide static rules
-(`grader.static.Scope`) already treat as a breach.
+(`grader.static.Scope`) already treat as a breach (`__wrapped__`, `getattr`, a class pattern
+`case f(__wrapped__=g)`, torch's private modules...).
 
 The wires are a small fixed table; add one by naming the callable and its wire here.
+
+Ops, not callables: `watch_ops()` records the name of every aten op dispatched inside the block
+(``"aten::view"``), by a `TorchDispatchMode` whose class is made by `install()`, before any
+submission code is imported.  Whatever reaches an op (a method under any name, TorchScript, an FX
+graph, a C++ path of torch) goes through the dispatcher, so the record follows what runs, not how it
+is spelled.  Leaving the mode needs torch's private dispatch internals (`torch._C`,
+`torch.utils._python_dispatch._pop_mode`...), which the rules treat as a breach.  The record is of
+the calling thread (dispatch modes are thread-local): starting a thread or a process needs imports
+(`threading`, `multiprocessing`, `subprocess`) that are breaches under a rule.
 """
 
 from __future__ import annotations
@@ -42,6 +52,7 @@ _FLOPS = {"FlopCounterMode": ["torch.utils.flop_counter:FlopCounterMode.__enter_
 _lock = threading.Lock()
 _active: list[set[str]] = []
 _installed = False
+_op_recorder: Any = None  # the TorchDispatchMode class of watch_ops, made by install()
 
 
 def _optim_paths() -> list[str]:
@@ -121,7 +132,29 @@ def install() -> list[str]:
             if _replace(path, wire):
                 done.append(path)
     _rebind_aliases()
+    _make_op_recorder()
     return done
+
+
+def _make_op_recorder() -> Any:
+    """The mode class of `watch_ops`, made once (by `install()`, before any submission code runs)."""
+    global _op_recorder
+    if _op_recorder is None:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class OpRecorder(TorchDispatchMode):
+            """Adds the name of each aten op dispatched under it to `reached`, then runs it unchanged."""
+
+            def __init__(self, reached: set[str]):
+                super().__init__()
+                self.reached = reached
+
+            def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+                self.reached.add(func.name().split(".", 1)[0])  # aten::transpose.int -> aten::transpose
+                return func(*args, **(kwargs or {}))
+
+        _op_recorder = OpRecorder
+    return _op_recorder
 
 
 def _rebind_aliases() -> None:
@@ -187,3 +220,12 @@ def watch(autograd_graph: bool = False) -> Iterator[set[str]]:
     finally:
         with _lock:
             _active.remove(reached)
+
+
+@contextlib.contextmanager
+def watch_ops() -> Iterator[set[str]]:
+    """Collect the names of the aten ops dispatched inside the block on this thread
+    (``{"aten::as_strided"}``): an observation, as `watch()`'s is; the test decides which are forbidden."""
+    reached: set[str] = set()
+    with _make_op_recorder()(reached):
+        yield reached

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from grader import tripwire
 from tests.probes._tensors import build, derive
 
 
@@ -50,6 +51,25 @@ def transpose_view(impl, cases):
 
 def can_view(impl, cases):
     return [impl.views.can_view(build(spec), tuple(shape)) for spec, shape in cases]
+
+
+def can_view_ops(impl, cases):
+    """The aten ops dispatched while can_view ran on each case (`grader.tripwire.watch_ops`; the
+    inputs are built before): an observation for the rule's runtime layer, the answers dropped."""
+    inputs = [(build(spec), tuple(shape)) for spec, shape in cases]
+    with tripwire.watch_ops() as ops:
+        for x, shape in inputs:
+            impl.views.can_view(x, shape)
+    return sorted(ops)
+
+
+def transpose_view_ops(impl, cases):
+    """The aten ops dispatched while transpose_view ran on each case [spec, dim0, dim1] (as above)."""
+    inputs = [(build(spec), dim0, dim1) for spec, dim0, dim1 in cases]
+    with tripwire.watch_ops() as ops:
+        for x, dim0, dim1 in inputs:
+            impl.views.transpose_view(x, dim0, dim1)
+    return sorted(ops)
 
 
 def sliding_windows(impl, cases):

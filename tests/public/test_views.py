@@ -16,20 +16,58 @@ from tests.probes._tensors import build, derive
 # tests/kit/test_rule_lists_views_memory.py).
 TRANSPOSE_FORBIDDEN = {"transpose", "permute", "t", "T", "mT", "mH", "H", "adjoint", "swapaxes", "swapdims", "movedim"}
 VIEW_FORBIDDEN = {"view", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "_reshape_alias"}
+# ... and the aten ops behind those names, for the rule's runtime layer: what the call dispatched,
+# however it was spelled (tests/kit/test_rules_syntax.py checks that each name above dispatches one).
+TRANSPOSE_OPS = {f"aten::{op}" for op in ("transpose", "transpose_", "transpose_copy", "t", "t_", "t_copy", "permute",
+                                          "permute_copy", "numpy_T", "matrix_H", "mT", "mH", "adjoint", "swapaxes",
+                                          "swapaxes_", "swapdims", "swapdims_", "movedim", "moveaxis")}
+VIEW_OPS = {f"aten::{op}" for op in ("view", "view_as", "view_copy", "reshape", "reshape_as", "flatten", "unflatten",
+                                     "_reshape_alias", "_reshape_alias_copy", "_reshape_copy", "_unsafe_view")}
+
+
+def _watched_cases(transpose: bool) -> tuple[int, list]:
+    """Inputs for a rule's runtime layer, drawn from the graded cases' own generator with a fresh seed
+    (the code cannot tell them from the graded ones): (seed, cases)."""
+    seed = random.SystemRandom().randrange(2**32)
+    cases = view_cases(seed=seed, count=120)
+    if not transpose:
+        return seed, [list(c) for c in cases] + [list(c) for c in CAN_VIEW_EDGES]
+    rng = random.Random(seed)
+    picked = []
+    for spec, _ in cases[:40]:
+        n = len(spec["shape"])
+        picked.append([spec, rng.randint(-n, n - 1), rng.randint(-n, n - 1)])
+    return seed, picked + [list(c) for c in TRANSPOSE_CASES + TRANSPOSE_EDGES]
+
+
+def _dispatched(student, probe: str, transpose: bool, forbidden: set[str]) -> tuple[int, list[str]]:
+    """(seed, the forbidden aten ops a watched run of `probe` dispatched)."""
+    seed, cases = _watched_cases(transpose)
+    ops = student.probe(probe, cases=cases)
+    assert_type(ops, list, f"{probe}: the aten ops recorded")
+    return seed, sorted(op for op in ops if isinstance(op, str) and op in forbidden)
 
 
 def transpose_rule_gate(student) -> None:
-    """The as_strided rule, over everything transpose_view reaches (a gate: it only takes points away)."""
+    """The as_strided rule, over everything transpose_view reaches (a gate: it only takes points away);
+    then at run time: no aten op behind a forbidden name dispatched while it ran, however it was reached."""
     scope = student.scope("views", "transpose_view")
     hits = static.forbidden_uses(scope, TRANSPOSE_FORBIDDEN)
     assert not hits, f"transpose_view (or code it reaches) must not use {', '.join(hits)}: build the view with as_strided"
     assert static.uses_any(scope, {"as_strided"}), "transpose_view must build its result with as_strided"
+    seed, ran = _dispatched(student, "views.transpose_view_ops", True, TRANSPOSE_OPS)
+    assert not ran, (f"transpose_view ran torch's {', '.join(ran)} (inputs drawn with seed {seed}): build the view "
+                     "with as_strided")
 
 
 def can_view_rule_gate(student) -> None:
-    """can_view decides from shapes and strides: no view/reshape anywhere it reaches (a gate)."""
+    """can_view decides from shapes and strides: no view/reshape anywhere it reaches (a gate), and at
+    run time no aten op behind those names dispatched while it ran, however it was reached."""
     hits = static.forbidden_uses(student.scope("views", "can_view"), VIEW_FORBIDDEN)
     assert not hits, f"can_view (or code it reaches) must not use {', '.join(hits)}: decide from x.shape and x.stride()"
+    seed, ran = _dispatched(student, "views.can_view_ops", False, VIEW_OPS)
+    assert not ran, (f"can_view asked torch: it ran {', '.join(ran)} (inputs drawn with seed {seed}); decide from "
+                     "x.shape and x.stride()")
 
 
 def _offset_cases(seed: int, count: int) -> list:
