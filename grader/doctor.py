@@ -40,17 +40,22 @@ def _seccomp_check() -> tuple[bool, str]:
         code = 1
         try:
             seccomp.load_program(seccomp.program())
+            import resource
             import socket
 
             try:
                 socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             except OSError:
-                code = 0
+                try:
+                    resource.prlimit(os.getppid(), resource.RLIMIT_CORE)
+                except PermissionError:
+                    code = 0
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
-        return False, "the filter could not be installed (or did not refuse an AF_INET socket)"
+        return False, ("the filter could not be installed (or did not refuse an AF_INET socket, or the resource "
+                       "limits of another process)")
     return True, ""
 
 
@@ -114,17 +119,17 @@ def _cuda_inside_locked_down(launcher: str) -> tuple[bool, str]:
 
 def _zygote_check(launcher: str) -> tuple[bool | None, str]:
     """Can sandboxes be forked from a pre-imported zygote here (grader.sandbox.zygote)?  Starts one."""
-    from grader.sandbox import SandboxSettings, uids, zygote
+    from grader.sandbox import SandboxSettings, uids, zygote, zygotes
 
-    why = zygote.why_not(SandboxSettings(), launcher, 0 if uids.is_root() else None)
+    why = zygotes.why_not(SandboxSettings(), launcher, 0 if uids.is_root() else None)
     if why:
         return None, f"not used: {why}"
     try:
-        zygote.shared(SandboxSettings())
+        zygotes.shared(SandboxSettings())
     except zygote.ZygoteError as exc:
         return False, str(exc)[:300]
     finally:
-        zygote.close_all()
+        zygotes.close_all()
     return True, "every sandbox is forked from a pre-imported process"
 
 
@@ -161,11 +166,13 @@ def diagnose(cuda: bool = True) -> dict[str, Any]:
     elif usable:
         scoped = abi >= launchers.LANDLOCK_SCOPED_ABI
         add("landlock", True, f"ABI {abi}: " + ("signals and abstract sockets scoped to the sandbox" if scoped else
-                                                  "no scopes, accepted as root (a uid per submission)"))
+                                                  "no scopes, accepted as root (a uid per submission)")
+            + ("" if root else "; " + launchers.SHARED_UID))
     else:
         add("landlock", False, f"ABI {abi}, refused: {why_not}", FIXES["landlock"])
     ok, why = _seccomp_check()
-    add("seccomp", ok, why or "libseccomp filter installed and refusing AF_INET", FIXES["seccomp"])
+    add("seccomp", ok, why or "libseccomp filter installed, refusing AF_INET and calls on other processes",
+        FIXES["seccomp"])
     add("uid drop", root, "root: a uid per submission" if root else "not root: the sandbox runs as this user",
         FIXES["uid"])
     ok, how = limits.cgroups_available()

@@ -13,7 +13,8 @@
   scratch folders (`grader.sandbox.landlock`), plus the seccomp filter (no network, no socket
   address).  Accepted only where it keeps a sandbox's signals and abstract unix sockets to
   itself: Landlock ABI >= 6 (its scopes), or root (a uid per submission); elsewhere `auto` and
-  ``--sandbox landlock`` refuse and say why.
+  ``--sandbox landlock`` refuse and say why.  Without root the sandbox runs under the grader's
+  own uid (`SHARED_UID` says what that leaves; `landlock_acceptable` why it is accepted).
 * **rlimits**: a plain subprocess with the seccomp filter, the rlimits and the uid, but no
   filesystem isolation: only when requested by name, with a loud warning on stderr and in every
   results.json.
@@ -60,8 +61,18 @@ FALLBACK_WARNING = (
 LANDLOCK_NOTE = (
     "NOTE: bubblewrap is not usable{why}: the sandbox uses Landlock instead (ABI {abi}): files outside the "
     "Python installation, the kit bundle and the submission cannot be read, no socket address can be reached, "
-    "but there are no namespaces (the submission sees this machine's process list, and host paths and unix "
+    "but there are no namespaces (the submission can tell which process ids exist, and sees host paths and unix "
     "socket names in /proc)."
+)
+#: What a landlock sandbox under the grader's own uid (no root) can still do to, or learn of, the grader's
+#: processes and files (measured on Linux 6.18, ABI 7; `grader doctor` and the README say the same).
+SHARED_UID = (
+    "the sandbox runs under this user's uid: Landlock keeps its signals, ptrace-class access and /proc to itself, "
+    "the seccomp filter keeps resource limits, priorities, CPU affinity and I/O priority to itself and makes the mode, "
+    "owner, times and extended attributes of this user's files out of its reach; what remains: it can tell which "
+    "process ids exist and read their priority, CPU affinity, process group and CPU time, it can stat any path (as "
+    "under any uid), and a system call a later kernel adds that acts on another process of the same uid is not in "
+    "the filter (as root each submission has a uid of its own)"
 )
 #: The first Landlock ABI that scopes signals and abstract unix sockets to the sandbox (Linux 6.12).
 LANDLOCK_SCOPED_ABI = 6
@@ -132,7 +143,14 @@ def landlock_acceptable() -> tuple[int, str]:
     Without a uid of its own (root gives each submission one) a sandbox runs under the grader's
     uid: only Landlock's scopes (ABI >= 6) then keep its signals (``kill(-1)``) and its abstract
     unix sockets away from the grader and from other sandboxes, and only they let the sandbox's
-    supervisor kill exactly its own processes.  Below that, without root: refused."""
+    supervisor kill exactly its own processes.  Below that, without root: refused.
+
+    A sandbox under the grader's uid is accepted (ABI >= 6) rather than refused for want of a uid of
+    its own: without root nothing can give it one (a user namespace is bubblewrap's, and Landlock is
+    for machines that refuse namespaces), and refusing would leave only rlimits, which isolates
+    nothing.  What the shared uid would let it reach, Landlock or the seccomp filter stops
+    (`grader.sandbox.seccomp`: a call that names another process acts on the caller alone; a file's
+    mode, owner, times and extended attributes are out of reach); `SHARED_UID` says what remains."""
     abi, why = landlock_available()
     if not abi:
         return 0, why

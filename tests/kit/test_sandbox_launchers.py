@@ -630,3 +630,21 @@ def test_landlock_without_scopes_needs_root(monkeypatch: pytest.MonkeyPatch) -> 
         report = diagnose(cuda=False)
         assert report["auto"] == "" and "ABI 5" in report["warning"]
         assert report["layers"]["landlock"]["ok"] is False and "refused" in report["layers"]["landlock"]["detail"]
+
+
+def test_doctor_says_what_the_graders_uid_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Landlock without root runs the sandbox under the grader's uid, and is accepted: `grader doctor`
+    says what Landlock and the seccomp filter keep to the sandbox and what remains (`SHARED_UID`);
+    as root (a uid per submission) it does not."""
+    from grader.doctor import diagnose
+    from grader.sandbox import landlock, uids
+
+    monkeypatch.setattr(launchers, "bwrap_available", lambda user_namespace=None: (False, " (emulated: none)"))
+    monkeypatch.setattr(landlock, "abi_version", lambda: 7)
+    for root in (False, True):
+        monkeypatch.setattr(launchers, "is_root", lambda root=root: root)
+        monkeypatch.setattr(uids, "is_root", lambda root=root: root)
+        report = diagnose(cuda=False)
+        assert report["auto"] == LANDLOCK and report["layers"]["landlock"]["ok"] is True
+        assert (launchers.SHARED_UID in report["layers"]["landlock"]["detail"]) is not root, report["layers"]["landlock"]
+    assert "what remains" in launchers.SHARED_UID and "process ids exist" in launchers.SHARED_UID
