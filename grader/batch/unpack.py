@@ -8,7 +8,7 @@ Only regular files are taken (symlinks, hardlinks and devices are ignored, in ar
 directories, where directory symlinks are not followed either).  Caps: archive size, member
 count, total unpacked size (checked on the declared sizes and, for streamed tar, on the bytes
 actually decompressed), the archive's own headers before a library builds objects from them (a
-zip's central directory, tar's pax and GNU long-name headers: see "archives" below), the size of each file (read with a hard cap), the size of the files
+zip's central directory, tar's pax and GNU long-name headers: `grader.batch.archive_headers`), the size of each file (read with a hard cap), the size of the files
 taken together, and the number of helper files (`grader.batch.take.MAX_HELPERS`).  The two size
 caps are the static checks' parse budget (`grader.sources`: 256 KiB a file, 1 MiB in all; the
 trusted process holds syntax trees of what it takes, ~230 bytes of tree per byte of source at
@@ -32,6 +32,7 @@ import zlib
 from pathlib import Path, PurePosixPath
 
 from grader import MODULES
+from grader.batch.archive_headers import ArchiveRefused, BoundedTarInfo, zip_directory_bounded
 from grader.batch.take import REASON_LIMIT, SKIP_DIRS, Record, choose, layout_of, listed, too_long
 from grader.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES, size_words
 from grader.untrusted import shown
@@ -195,26 +196,6 @@ def _read_directory(src: Path, record: Record) -> tuple[str, dict[str, bytes]]:
 
 
 # -- archives ----------------------------------------------------------------------------------
-#
-# The archive's own headers are bounded before a library builds objects from them: zipfile reads
-# the whole central directory and builds an object per entry before any cap on entries could
-# apply, and tarfile reads each extended header (pax, GNU long name) whole and builds a dict entry
-# per record (~24 bytes held per byte: 150 MiB of empty pax keywords held 4 GB).
-
-#: Bytes of a zip's central directory (names, extra fields and comments of every entry): 20,000
-#: entries with 150-character paths and the extra fields Info-ZIP and macOS write hold about 4 MiB.
-MAX_ZIP_DIRECTORY = 8 * 2**20
-#: Bytes of one extended tar header (pax ``x``/``g``, Solaris ``X``, GNU long name ``L``/``K``).
-#: An honest one holds a long path, a git commit id or macOS's extended attributes: a few hundred bytes.
-MAX_EXTENDED_HEADER = 64 * 2**10
-#: Bytes of every extended header of an archive together, and of the global ones together (tarfile
-#: copies what they say into every later member).
-MAX_EXTENDED_TOTAL, MAX_GLOBAL_HEADERS = 32 * 2**20, 16 * 2**10
-#: Extended headers in a row before one member (tarfile follows each with a recursive call).
-MAX_EXTENDED_CHAIN = 8
-_SPARSE = ("holds a sparse file (GNU tar's sparse format, which the grader does not read): "
-           "create the archive without --sparse")
-
 
 def _note_unsafe(count: int, record: Record) -> None:
     """One note for the archive entries with absolute or ``..`` paths (their names are not echoed:
@@ -229,47 +210,12 @@ def _zip_is_symlink(info: zipfile.ZipInfo) -> bool:
     return info.create_system == 3 and stat.S_ISLNK(mode)
 
 
-def _zip_directory_bounded(src: Path) -> None:
-    """Refuse a zip whose central directory holds more than `MAX_ZIP_DIRECTORY` bytes or more than
-    `MAX_MEMBERS` entries, from its raw bytes, before zipfile reads it.  The end record is found by
-    zipfile's own function (``_EndRecData``, unchanged since Python 2), and the directory is located
-    and walked entry by entry as ``ZipFile._RealGetContents`` does, so both see the same entries."""
-    with open(src, "rb") as f:
-        try:
-            end = zipfile._EndRecData(f)  # type: ignore[attr-defined]
-        except OSError:
-            end = None
-        if not end:
-            raise RejectedSubmission("corrupt archive: not a readable zip file (no end of central directory)")
-        size = end[zipfile._ECD_SIZE]  # type: ignore[attr-defined]
-        if size > MAX_ZIP_DIRECTORY:
-            raise RejectedSubmission(f"the archive's central directory is {size / 2**20:.1f} MiB (the cap is "
-                                     f"{MAX_ZIP_DIRECTORY // 2**20} MiB)")
-        if end[zipfile._ECD_ENTRIES_TOTAL] > MAX_MEMBERS:  # type: ignore[attr-defined]
-            raise RejectedSubmission(f"the archive has {end[zipfile._ECD_ENTRIES_TOTAL]} entries "  # type: ignore[attr-defined]
-                                     f"(the cap is {MAX_MEMBERS})")
-        start = end[zipfile._ECD_LOCATION] - size  # type: ignore[attr-defined]
-        if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:  # type: ignore[attr-defined]
-            start -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator  # type: ignore[attr-defined]
-        if start < 0:
-            raise RejectedSubmission("corrupt archive: bad offset for the central directory")
-        f.seek(start)
-        data = f.read(size)
-    pos, count = 0, 0
-    while pos < size:
-        fixed = data[pos:pos + 46]
-        if len(fixed) != 46 or fixed[:4] != zipfile.stringCentralDir:  # type: ignore[attr-defined]
-            raise RejectedSubmission("corrupt archive: a bad central directory entry")
-        count += 1
-        if count > MAX_MEMBERS:
-            raise RejectedSubmission(f"the archive has more than {MAX_MEMBERS} entries")
-        names, extra, comment = struct.unpack_from("<3H", fixed, 28)
-        pos += 46 + names + extra + comment
-
-
 def _open_zip(src: Path) -> zipfile.ZipFile:
-    """The zip `src`, its central directory bounded first (`_zip_directory_bounded`)."""
-    _zip_directory_bounded(src)
+    """The zip `src`, its central directory bounded first (`grader.batch.archive_headers`)."""
+    try:
+        zip_directory_bounded(src, MAX_MEMBERS)
+    except ArchiveRefused as exc:
+        raise RejectedSubmission(str(exc)) from None
     try:
         return zipfile.ZipFile(src)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error) as exc:
@@ -349,59 +295,18 @@ class _CountingReader(io.RawIOBase):
         return len(data)
 
 
-_EXTENDED = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
-             tarfile.GNUTYPE_LONGLINK)
-
-
-class _BoundedTarInfo(tarfile.TarInfo):
-    """A tar member's header, whose extended headers are bounded before tarfile reads them.
-
-    ``_proc_member`` is where tarfile says a subclass may step in (its comment: "can be overridden
-    in a subclass"): it runs on the raw 512-byte header just read, whose size field says how many
-    bytes of extended header follow, before any of them is read.  Refused: one extended header over
-    `MAX_EXTENDED_HEADER`, all of them together over `MAX_EXTENDED_TOTAL`, the global ones over
-    `MAX_GLOBAL_HEADERS`, more than `MAX_EXTENDED_CHAIN` in a row, and GNU sparse files (their
-    maps are read block by block, as long as the map says)."""
-
-    def _proc_member(self, tf: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
-        if self.type == tarfile.GNUTYPE_SPARSE:
-            raise RejectedSubmission(f"the archive {_SPARSE}")
-        if self.type not in _EXTENDED:
-            return super()._proc_member(tf)  # type: ignore[misc]
-        seen = vars(tf).setdefault("_kit_headers", {"total": 0, "global": 0, "chain": 0})
-        if not 0 <= self.size <= MAX_EXTENDED_HEADER:
-            raise RejectedSubmission(f"the archive has an extended header (pax or GNU long name) of {self.size:,} "
-                                     f"bytes (the cap is {MAX_EXTENDED_HEADER // 1024} KiB)")
-        seen["total"] += self.size
-        seen["global"] += self.size if self.type == tarfile.XGLTYPE else 0
-        seen["chain"] += 1
-        try:
-            if seen["total"] > MAX_EXTENDED_TOTAL or seen["global"] > MAX_GLOBAL_HEADERS:
-                raise RejectedSubmission(
-                    f"the archive's extended headers (pax or GNU long names) hold more than "
-                    f"{size_words(MAX_GLOBAL_HEADERS if seen['global'] > MAX_GLOBAL_HEADERS else MAX_EXTENDED_TOTAL)}"
-                    + (" of global headers" if seen["global"] > MAX_GLOBAL_HEADERS else "") + " (the cap)")
-            if seen["chain"] > MAX_EXTENDED_CHAIN:
-                raise RejectedSubmission(f"the archive has more than {MAX_EXTENDED_CHAIN} extended headers "
-                                         "in a row")
-            return super()._proc_member(tf)  # type: ignore[misc]
-        finally:
-            seen["chain"] -= 1
-
-    def _proc_gnusparse_10(self, next: tarfile.TarInfo, pax_headers: dict, tf: tarfile.TarFile) -> None:
-        raise RejectedSubmission(f"the archive {_SPARSE}")
-
-
 _CORRUPT = (tarfile.TarError, OSError, EOFError, zlib.error, ValueError, RecursionError)
 
 
 def _tar_members(src: Path):
     """The members of the .tar.gz `src`, streamed (decompressed bytes counted against the cap,
-    extended headers bounded by `_BoundedTarInfo`, no member kept once the next is read)."""
+    extended headers bounded by `grader.batch.archive_headers`, no member kept once the next is read)."""
     try:
         raw = gzip.open(src, "rb")
         counting = io.BufferedReader(_CountingReader(raw, MAX_UNPACKED_BYTES), buffer_size=1 << 16)
-        tf = tarfile.open(fileobj=counting, mode="r|", tarinfo=_BoundedTarInfo)
+        tf = tarfile.open(fileobj=counting, mode="r|", tarinfo=BoundedTarInfo)
+    except ArchiveRefused as exc:
+        raise RejectedSubmission(str(exc)) from None
     except _CORRUPT + (gzip.BadGzipFile,) as exc:
         raise RejectedSubmission(f"corrupt archive: not a readable .tar.gz ({exc})") from None
     count = 0
@@ -415,6 +320,8 @@ def _tar_members(src: Path):
                 yield tf, member
     except (RejectedSubmission, _TooBig):
         raise
+    except ArchiveRefused as exc:
+        raise RejectedSubmission(str(exc)) from None
     except _CORRUPT as exc:
         raise RejectedSubmission(f"corrupt archive: {type(exc).__name__}: {exc}") from None
     finally:
