@@ -1,6 +1,6 @@
 """The trusted fork-server of `grader grade`: one warmed-up process that forks the trusted workers.
 
-    python -m grader.batch.forkserver FD OPTIONS_JSON        (started by `grader.batch.grade`)
+    python -m grader.batch.forkserver FD OPTIONS_JSON        (started by `grader.batch.pool`)
 
 A trusted worker's first submission used to cost three times a later one: importing torch,
 pytest and the test modules, the first dispatch-mode call (torch imports torch._dynamo: 1.6 s),
@@ -104,10 +104,10 @@ def warm_up(options: Any) -> None:
     from hypothesis import strategies as st
     from torch.utils.flop_counter import FlopCounterMode
 
-    from grader.batch import trusted
+    from grader.batch import testrun
 
-    trusted.derandomise_hypothesis()
-    trusted.collect(options)
+    testrun.derandomise_hypothesis()
+    testrun.collect(options)
     with FlopCounterMode(display=False):  # meta tensors: no compute, no thread pool
         torch.empty(2, 3, device="meta") @ torch.empty(3, 4, device="meta")
 
@@ -164,7 +164,7 @@ def main(argv: list[str]) -> int:
     options_dict = json.loads(argv[1])
     why = ""
     try:
-        from grader.batch.trusted import grade_options
+        from grader.batch.options import grade_options
 
         warm_up(grade_options(options_dict))
         if _threads() != 1:

@@ -72,7 +72,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def grade_sharded(args: argparse.Namespace, paths: list[Path], options: Any, console: Console,
                   late: Any = None) -> Any:
     """`grader grade --shard K/N [--roster FILE]` (called by `grader.commands.instructor.cmd_grade`)."""
-    from grader.batch.grade import UsageError
+    from grader.batch.options import UsageError
     from grader.cluster.shard import ShardError, grade_shard, parse_shard, read_roster
     from grader.commands.common import abspath
 

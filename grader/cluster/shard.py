@@ -122,7 +122,7 @@ def grade_shard(paths: list[Path], options: Any, shard: Shard, console: Any, ros
         result = grade(paths, options, console, select=pick, late=late)
         found = everything["found"]
     else:
-        from grader.batch.grade import BatchResult
+        from grader.batch.options import BatchResult
         from grader.batch.grades import grades_csv
         from grader.batch.layout import write_atomic
 

@@ -174,7 +174,8 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
     Exit status: 0 all graded (rejected and empty submissions count as graded: they have a
     result), 1 some could not be graded or were refused (colliding ids), 2 nothing was done
     (a path that does not exist, no submissions, the grader could not start)."""
-    from grader.batch.grade import GradeError, GradeOptions, grade
+    from grader.batch.grade import grade
+    from grader.batch.options import GradeError, GradeOptions
     from grader.batch.late import LateInputError, policy_from_args
     from grader.course import cli_assignment
 

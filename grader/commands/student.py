@@ -150,7 +150,8 @@ def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...],
     import json
     import tempfile
 
-    from grader.batch.grade import GradeError, GradeOptions, grade
+    from grader.batch.grade import grade
+    from grader.batch.options import GradeError, GradeOptions
     from grader.batch.layout import Layout
 
     console.print(f"Checking {shown_markup(source.path)} in the sandbox, exactly as `grader grade` does "

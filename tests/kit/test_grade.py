@@ -36,8 +36,9 @@ import pytest
 from rich.console import Console
 
 from grader import KIT_ROOT, MODULES, sandbox
-from grader.batch.grade import GradeOptions, grade
-from grader.batch.grade import test_files as grade_test_files
+from grader.batch.grade import grade
+from grader.batch.options import GradeOptions
+from grader.batch.options import test_files as grade_test_files
 from grader.batch.grades import CSV_FIELDS
 from grader.batch.layout import Layout
 from grader.batch.results import validate_results
