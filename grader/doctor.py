@@ -70,10 +70,11 @@ def _cuda_inside(launcher: str) -> tuple[bool | None, str]:
     if launcher != "bubblewrap":
         return _cuda_inside_locked_down(launcher)
     from grader.sandbox import launchers
+    from grader.sandbox.bundle import kit_bundle
     from grader.sandbox.config import Limits
 
     env = launchers.sandbox_env("/tmp", "/kit", "/scratch", gpu=True)
-    opts = launchers.bwrap_options(launchers.kit_bundle(), launchers.kit_bundle(), Limits(), env, gpu=True)
+    opts = launchers.bwrap_options(kit_bundle(), kit_bundle(), Limits(), env, gpu=True)
     from grader.sandbox import seccomp
 
     fd = seccomp.program_fd()  # with the same system-call filter as a graded sandbox
@@ -97,13 +98,14 @@ def _cuda_inside_locked_down(launcher: str) -> tuple[bool, str]:
 
     from grader import KIT_ROOT
     from grader.sandbox import launchers, seccomp
+    from grader.sandbox.bundle import kit_bundle
     from grader.sandbox.config import Limits
     from grader.sandbox.limits import rlimits
 
     limits = Limits()
     limits.data_bytes = limits.as_bytes = None  # as for `grader grade --device cuda`
     with tempfile.TemporaryDirectory() as scratch:
-        bundle = launchers.kit_bundle()
+        bundle = kit_bundle()
         config = {"limits": rlimits(limits), "uid": None, "gid": None, "keep_read_cap": False,
                   "seccomp": seccomp.program().hex() if seccomp.available()[0] else None,
                   "landlock": launchers.landlock_rules(Path(scratch), bundle, [scratch], gpu=True)

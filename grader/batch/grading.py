@@ -68,9 +68,9 @@ class TrustedGrader:
         gc.freeze()
 
     def close(self) -> None:
-        from grader.sandbox import zygote
+        from grader.sandbox import zygotes
 
-        zygote.close_all()  # (its inbox too; it would also end with this process)
+        zygotes.close_all()  # (its inbox too; it would also end with this process)
         shutil.rmtree(self.work, ignore_errors=True)
 
     def _pytest(self, target: Path, report: Path, collect_only: bool = False,

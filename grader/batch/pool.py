@@ -57,18 +57,18 @@ class Pool:
         self.workers: list[dict[str, Any]] = [self._spawn(slot) for slot in range(n)]
 
     def _start_mother(self) -> Any:
-        """The batch's mother zygote (`grader.sandbox.zygote.MotherProcess`) where sandboxes come from
+        """The batch's mother zygote (`grader.sandbox.zygotes.MotherProcess`) where sandboxes come from
         zygotes: its imports (torch, the probes) are then paid once per batch, not once per worker,
         and run while the workers import theirs.  None where zygotes are not used, or it cannot start
         (each worker then starts its own zygote, as with one job)."""
         try:
-            from grader.sandbox import zygote
+            from grader.sandbox import zygotes
             from grader.sandbox.uids import is_root
 
             settings, launcher, _ = sandbox_settings(self.options)
-            if zygote.why_not(settings, launcher, 0 if is_root() else None):
+            if zygotes.why_not(settings, launcher, 0 if is_root() else None):
                 return None
-            return zygote.MotherProcess(settings)
+            return zygotes.MotherProcess(settings)
         except Exception as exc:  # noqa: BLE001 - grading goes on without it
             with open(self.logs / "worker-0.log", "a") as log:
                 log.write(f"the batch's zygote could not start ({type(exc).__name__}: {exc}): "

@@ -7,13 +7,18 @@ module each:
 
 * `config`    -- launcher names, `Limits`, `SandboxSettings`, per-process configuration;
 * `launchers` -- bubblewrap, landlock and rlimits, which one this machine can use (`auto`
-  picks in that order), the kit bundle, the bwrap options and the Landlock rules;
+  picks in that order), the bwrap options and the Landlock rules;
+* `bundle`    -- what a sandbox may read: the kit bundle, the Python installation;
+* `scratch`   -- the scratch folders of a landlock or rlimits sandbox on the host;
 * `seccomp`   -- the system-call filter every launcher installs (libseccomp via pyseccomp);
 * `landlock`  -- file access limited to a few trees without namespaces (ctypes system calls);
-* `limits`    -- rlimits, a memory cgroup per sandbox, the watch from outside, memory peaks;
+* `limits`    -- rlimits, a memory cgroup per sandbox (memory peaks);
+* `watch`     -- the watch from outside: processes, memory held, files kept, a call's peak;
 * `uids`      -- a uid per submission (root), killing its processes, clearing its kernel state;
 * `channel`   -- the length-prefixed messages, the capped capture of the output;
-* `process`   -- one running sandbox (start, request, kill, plain words for a crash);
+* `process`   -- one running sandbox (start, request, kill); `crash`: plain words for its end;
+* `zygote`, `zygotes`, `zygote_process` -- sandboxes forked from a pre-imported zygote: one zygote,
+  which zygote a sandbox uses (and the batch's mother zygote), the zygote's own process;
 * `backend`   -- `SandboxBackend`: restarts, budgets, measured calls, host paths scrubbed.
 
 Every results.json says which launcher ran and which layers were active
@@ -33,7 +38,8 @@ _EXPORTS = {
                  "SANDBOX_OTHER_FS", "Limits", "SandboxSettings", "configure", "settings", "pop_finished",
                  "settings_dict"),
     "launchers": ("FALLBACK_WARNING", "LANDLOCK_NOTE", "bwrap_available", "landlock_available", "resolve_launcher",
-                  "kit_bundle", "python_mounts", "bwrap_options", "landlock_rules", "sandbox_env", "level"),
+                  "bwrap_options", "landlock_rules", "sandbox_env", "level"),
+    "bundle": ("kit_bundle", "python_mounts"),
     "uids": ("UID_BASE", "UID_COUNT", "acquire_uid", "lease_uid", "release_uid", "processes_of_uid", "kill_uid",
              "descendants", "clear_uid_state", "uid_state"),
     "channel": ("CappedBuffer", "Channel"),

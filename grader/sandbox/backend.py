@@ -24,7 +24,8 @@ from grader.backends import read_module_source
 from grader.protocol import BudgetSpent, DecodeBudget
 from grader.sandbox import uids
 from grader.sandbox.channel import CappedBuffer, ChannelTimeout, Garbage
-from grader.sandbox.launchers import kit_bundle, resolve_launcher
+from grader.sandbox.bundle import kit_bundle
+from grader.sandbox.launchers import resolve_launcher
 from grader.sandbox.process import Sandbox, SandboxStartError
 from grader.sandbox.config import (SANDBOX_FOLDER, SANDBOX_KIT, SANDBOX_OTHER_FS, SANDBOX_TMP, SandboxSettings,
                                      record_finished, settings)

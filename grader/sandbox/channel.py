@@ -187,3 +187,13 @@ class Drain(threading.Thread):
                     os.close(fd)
                 except OSError:
                     pass
+
+
+def grow_pipe(fd: int, size: int = 1 << 20) -> None:
+    """Best effort: a pipe buffer of `size` bytes (capped by /proc/sys/fs/pipe-max-size)."""
+    import fcntl
+
+    try:
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+    except OSError:
+        pass

@@ -26,27 +26,20 @@ outside, scratch files included), wall-clock limits from outside, and every proc
 sandbox killed when it ends (bubblewrap: its pid namespace; landlock and rlimits: the worker's
 supervisor, `grader.worker`, and the uid when root).
 
-Scratch folders of the landlock and rlimits launchers (`make_scratch`): TMPDIR on a tmpfs where
-/dev/shm has room (as bubblewrap's /tmp), the second on another filesystem; each one a folder of
-the sandbox's uid, mode 0700, inside a parent of its own named at random, owned by root and only
-traversable by the sandbox's group (mode 0710; without root: the grader's own 0700 folder,
-Landlock keeping the sandboxes apart): a submission cannot open its parent to another uid, and
-nothing in the names counts sandboxes or shows the grader's pid.  What they hold is watched from
-outside against bubblewrap's tmpfs sizes (`grader.sandbox.limits.Monitor`).
+What the sandbox may read besides the system: the kit bundle and the Python installation
+(`grader.sandbox.bundle`); the scratch folders of the landlock and rlimits launchers:
+`grader.sandbox.scratch`.
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-from grader import KIT_ROOT
+from grader.sandbox.bundle import SANDBOX_VENV, python_mounts, venv_inside
 from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, LEVELS, RLIMITS, SANDBOX_FOLDER, SANDBOX_KIT, ZYGOTE_INBOX,
                                      SANDBOX_OTHER_FS, SANDBOX_TMP, Limits)
 from grader.sandbox.uids import is_root
@@ -197,104 +190,6 @@ def level(launcher: str) -> int:
     return LEVELS.index(launcher)
 
 
-# -- the kit bundle: what the worker may import -----------------------------------------------
-
-_bundle: Path | None = None
-
-
-def kit_bundle() -> Path:
-    """A read-only copy of the `grader` package (subpackages included), `tests/probes/` and the
-    other shipped helpers under `tests/` (built once per process).
-
-    The repository itself is never mounted into the sandbox: it holds `solutions/` and
-    `tests/hidden/`.  The `grader` package and the probes ship to students anyway.
-    """
-    global _bundle
-    if _bundle is not None and _bundle.is_dir():
-        return _bundle
-    import compileall
-
-    root = Path(tempfile.mkdtemp(prefix=f"kit-bundle-{os.getpid()}-"))
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(KIT_ROOT / "grader", root / "grader", ignore=ignore)
-    (root / "tests").mkdir()
-    (root / "tests" / "__init__.py").write_text("")
-    from grader.stubs import RELEASE_PATHS
-
-    for rel in RELEASE_PATHS:  # what ships under tests/, except the public tests themselves
-        src = KIT_ROOT / rel
-        if not rel.startswith("tests/") or rel == "tests/public" or not src.exists():
-            continue
-        if src.is_dir():
-            shutil.copytree(src, root / rel, ignore=ignore)
-        else:
-            shutil.copy2(src, root / rel)
-    compileall.compile_dir(str(root), quiet=2)
-    for dirpath, dirnames, filenames in os.walk(root):
-        os.chmod(dirpath, 0o755)
-        for name in filenames:
-            os.chmod(os.path.join(dirpath, name), 0o644)
-    _bundle = root
-    atexit.register(shutil.rmtree, root, True)
-    return root
-
-
-def python_mounts() -> list[str]:
-    """Folders of the Python installation and its site-packages (mounted / readable read-only)."""
-    roots: set[Path] = set()
-    exe = Path(sys.executable)
-    for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix, exe.parent.parent,
-              Path(os.path.realpath(exe)).parent.parent):
-        roots.add(Path(p))
-    prefix = Path(sys.prefix).resolve()
-    for entry in sys.path:
-        if not entry or not os.path.isdir(entry):
-            continue
-        p = Path(entry).resolve()
-        if p == KIT_ROOT or (KIT_ROOT in p.parents and prefix not in (p, *p.parents)):
-            continue  # never the repository (solutions/, tests/hidden/)
-        roots.add(p)
-    out: list[Path] = []
-    for p in sorted(roots, key=lambda r: len(r.parts)):
-        if p in (Path("/"), Path("/tmp")) or str(p).startswith(("/usr/", "/proc/", "/dev/")) or str(p) == "/usr":
-            continue  # (a venv under /tmp is fine: it is bound read-only on top of the private /tmp)
-        if p == KIT_ROOT or (KIT_ROOT in p.parents and prefix not in (p, *p.parents)):
-            continue
-        if any(q in p.parents for q in out):
-            continue
-        out.append(p)
-    return [str(p) for p in out]
-
-
-SANDBOX_VENV = "/venv"
-
-
-def venv_inside() -> str | None:
-    """The virtual environment's folder when it lives inside the kit's repository (bubblewrap mounts
-    it at /venv, so the worker's command line, /proc/1/cmdline inside, shows no host path)."""
-    prefix = Path(sys.prefix).resolve()
-    if sys.prefix == sys.base_prefix or KIT_ROOT not in prefix.parents or _exe_in(prefix) is None:
-        return None
-    return str(prefix) if str(prefix) in python_mounts() else None
-
-
-def _exe_in(prefix: Path) -> Path | None:
-    """sys.executable relative to `prefix` (its folder resolved, not the interpreter symlink)."""
-    exe = Path(sys.executable)
-    try:
-        return (exe.parent.resolve() / exe.name).relative_to(prefix)
-    except (ValueError, OSError):
-        return None
-
-
-def sandbox_python(launcher: str) -> str:
-    """The interpreter path the worker is started with (inside the sandbox's view)."""
-    venv = venv_inside() if launcher == BUBBLEWRAP else None
-    if venv:
-        return str(Path(SANDBOX_VENV) / _exe_in(Path(venv)))
-    return sys.executable
-
-
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "localtime", "alternatives",
              "passwd", "group")
 SYSTEM_TOPS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -395,98 +290,6 @@ def supervisor_rules(rules: dict[str, list[str]]) -> dict[str, list[str]]:
         return sorted({"/proc" if p == "/proc/self" or p.startswith("/proc/self/") else p for p in paths})
 
     return {**rules, "read": widen(rules["read"]), "read_write": widen(rules.get("read_write", []))}
-
-
-SCRATCH_PREFIX = "kit-scratch-"
-_swept = False
-
-
-@dataclass
-class Scratch:
-    """A sandbox's scratch folders on the host (landlock and rlimits launchers)."""
-
-    tmp: str  # TMPDIR and HOME, the working directory
-    other: str  # KIT_OTHER_FS_DIR: on another filesystem than `tmp`
-    parents: list[str]  # what to remove when the sandbox ends (each holds one of the two)
-
-
-def make_scratch(uid: int | None, tmp_bytes: int = 256 * 2**20) -> Scratch:
-    """The two scratch folders of one sandbox, each in a private parent (see the module's docstring).
-
-    TMPDIR is on a tmpfs, as bubblewrap's /tmp, where /dev/shm has room for twice `tmp_bytes`:
-    its pages are then memory, charged to the sandbox's cgroup, and a sparse file reads as the
-    zero page (on disk, read-ahead fills the page cache: 180 MiB of "memory" for batching from a
-    sparse 256 MiB token file, measured under a cgroup, where bubblewrap's tmpfs shows none).
-    Else the disk.  The second folder is on another filesystem: the disk when the first is on
-    /dev/shm, else /dev/shm, else /var/tmp; on the same filesystem only where no other is writable."""
-    global _swept
-    if not _swept:
-        _swept = True
-        sweep_stale_scratch()
-    disk = tempfile.gettempdir()
-    try:
-        shm = os.statvfs("/dev/shm")
-        on_shm = shm.f_bavail * shm.f_frsize >= 2 * tmp_bytes and os.access("/dev/shm", os.W_OK)
-    except OSError:
-        on_shm = False
-    parents: list[str] = []
-    try:
-        first = "/dev/shm" if on_shm else disk
-        tmp = _private_folder(first, "tmp", uid, parents)
-        dev = os.stat(tmp).st_dev
-        other = None
-        for base in (disk if on_shm else "/dev/shm", "/var/tmp", first):  # the last: the same filesystem
-            try:
-                if base != first and os.stat(base).st_dev == dev:
-                    continue
-                other = _private_folder(base, "scratch", uid, parents)
-                break
-            except OSError:
-                continue
-        if other is None:
-            raise OSError("no folder for a second scratch")
-    except BaseException:
-        for p in parents:
-            shutil.rmtree(p, ignore_errors=True)
-        raise
-    return Scratch(tmp, other, parents)
-
-
-def _private_folder(base: str, name: str, uid: int | None, parents: list[str]) -> str:
-    """`base`/kit-scratch-RANDOM/`name`: the parent is this process's (root's), 0700, or 0710 with the
-    sandbox's group when it has a uid; the folder is the uid's, 0700.  The parent also holds
-    `owner` (this process's pid, unreadable by the sandbox) for `sweep_stale_scratch`."""
-    parent = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=base)
-    parents.append(parent)
-    fd = os.open(os.path.join(parent, "owner"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(str(os.getpid()))
-    path = os.path.join(parent, name)
-    os.mkdir(path, 0o700)
-    if uid is not None:
-        os.chown(path, uid, uid)
-        os.chown(parent, os.geteuid(), uid)
-        os.chmod(parent, 0o710)
-    return path
-
-
-def sweep_stale_scratch() -> None:
-    """Remove the scratch folders of sandboxes whose grader process is gone (killed before it could)."""
-    for base in {tempfile.gettempdir(), "/dev/shm", "/var/tmp"}:
-        try:
-            entries = [e for e in os.scandir(base) if e.name.startswith(SCRATCH_PREFIX) and e.is_dir(follow_symlinks=False)]
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.stat(follow_symlinks=False).st_uid != os.geteuid():
-                    continue
-                with open(os.path.join(entry.path, "owner")) as f:
-                    pid = int(f.read().strip())
-            except (OSError, ValueError):
-                continue
-            if not os.path.exists(f"/proc/{pid}"):
-                shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def sandbox_env(tmp: str, kit: str, other: str, gpu: bool = False) -> dict[str, str]:

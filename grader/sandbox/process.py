@@ -7,33 +7,22 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from grader import MODULES
-from grader.sandbox import launchers, limits as limits_mod, seccomp, uids, zygote as zygote_mod
-from grader.sandbox.channel import CappedBuffer, ChannelTimeout, Drain, Garbage, read_message, write_message
+from grader.sandbox import launchers, limits as limits_mod, seccomp, uids, watch, zygote as zygote_mod, zygotes
+from grader.sandbox.bundle import kit_bundle, python_mounts, sandbox_python
+from grader.sandbox.channel import (CappedBuffer, ChannelTimeout, Drain, Garbage, grow_pipe, read_message,
+                                   write_message)
 from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, RLIMITS, SANDBOX_FOLDER, SANDBOX_KIT, SANDBOX_OTHER_FS,
                                      SANDBOX_TMP, SandboxSettings)
-
+from grader.sandbox.crash import death_words
+from grader.sandbox.scratch import make_scratch
 
 class SandboxStartError(Exception):
     """The sandbox could not start (before any student code ran): a grader problem."""
 
-
-SIGNAL_WORDS = {
-    signal.SIGSEGV: "segmentation fault",
-    signal.SIGBUS: "bus error",
-    signal.SIGILL: "illegal instruction",
-    signal.SIGFPE: "floating-point exception",
-    signal.SIGABRT: "abort",
-    signal.SIGKILL: "killed",
-    signal.SIGXCPU: "CPU-time limit exceeded",
-    signal.SIGXFSZ: "file-size limit exceeded",
-    signal.SIGSYS: "a forbidden system call",
-}
 
 class Sandbox:
     """One running worker process; `request()` sends a message and waits for its reply."""
@@ -55,7 +44,7 @@ class Sandbox:
         self.drain: Drain | None = None
         self.dirty = False  # the student's code left processes running: restart before the next call
         self.cgroup: limits_mod.Cgroup | None = None
-        self.monitor: limits_mod.Monitor | None = None
+        self.monitor: watch.Monitor | None = None
         self.killed_why = ""
         self.layers: dict[str, Any] = {}
         self.startup_seconds = 0.0
@@ -66,13 +55,13 @@ class Sandbox:
 
     # lifecycle ------------------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
-        """Start the worker (forked from the zygote where `grader.sandbox.zygote.why_not` allows;
+        """Start the worker (forked from the zygote where `grader.sandbox.zygotes.why_not` allows;
         if the zygote fails before any student code ran, started the ordinary way) and wait for
         its ready message."""
         self.zygote = None
-        if not zygote_mod.why_not(self.settings, self.launcher, self.uid):
+        if not zygotes.why_not(self.settings, self.launcher, self.uid):
             try:
-                self.zygote = zygote_mod.shared(self.settings)
+                self.zygote = zygotes.shared(self.settings)
             except zygote_mod.ZygoteError as exc:
                 self.zygote_note = str(exc)
         if self.zygote is not None:
@@ -81,7 +70,7 @@ class Sandbox:
             except SandboxStartError as exc:
                 self.zygote_note = str(exc)
                 if not isinstance(exc.__cause__, zygote_mod.NotForThisFolder):
-                    zygote_mod.give_up(self.zygote, str(exc))
+                    zygotes.give_up(self.zygote, str(exc))
                 self.zygote = None
                 self.killed_why = ""
         return self._start()
@@ -101,11 +90,11 @@ class Sandbox:
             # named at random: the sandbox can read its own cgroup's path (/proc/self/cgroup)
             self.cgroup = limits_mod.Cgroup.create(limits_mod.new_cgroup_name(), cap)
         sec_ok, _ = seccomp.available()
-        bundle = launchers.kit_bundle()
+        bundle = kit_bundle()
         pipes = [os.pipe() for _ in range(5)]
         (req_r, req_w), (rep_r, rep_w), (out_r, out_w), (fault_r, fault_w), (cfg_r, cfg_w) = pipes
         for fd in (req_w, rep_w):  # requests and replies of a few MB: 1 MiB pipes, not 16 round trips per MiB
-            _grow_pipe(fd)
+            grow_pipe(fd)
         child_fds = [req_r, rep_w, fault_w, cfg_r]
         extra_fds: list[int] = []
         try:
@@ -128,7 +117,7 @@ class Sandbox:
                 config["folder"] = SANDBOX_FOLDER
                 cwd = None
             else:
-                made = launchers.make_scratch(self.uid, lim.tmpfs_bytes)
+                made = make_scratch(self.uid, lim.tmpfs_bytes)
                 self.cleanup += made.parents
                 scratch, other = made.tmp, made.other
                 self.scratch += [scratch, other]
@@ -140,13 +129,13 @@ class Sandbox:
                 if self.launcher == LANDLOCK:
                     config["landlock"] = launchers.landlock_rules(self.folder, bundle, [scratch, other], gpu=s.gpu)
                     config["supervisor"]["landlock"] = launchers.supervisor_rules(config["landlock"])
-                if self.uid is not None and not all(uids.others_can_read(p) for p in launchers.python_mounts()):
+                if self.uid is not None and not all(uids.others_can_read(p) for p in python_mounts()):
                     config["keep_read_cap"] = True
                 self.supervised = True
                 prefix, cwd = [], scratch
             if self.zygote is None:
                 os.write(cfg_w, json.dumps(config).encode())
-                argv = [*prefix, launchers.sandbox_python(self.launcher), "-P", "-m", "grader.worker", "--fd-in", str(req_r),
+                argv = [*prefix, sandbox_python(self.launcher), "-P", "-m", "grader.worker", "--fd-in", str(req_r),
                         "--fd-out", str(rep_w), "--fd-fault", str(fault_w), "--fd-config", str(cfg_r)]
                 preexec = limits_mod.join_cgroup_preexec(self.cgroup.procs_file) if self.cgroup else None
                 self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, env=env, cwd=cwd,
@@ -176,7 +165,7 @@ class Sandbox:
         if self.launcher == RLIMITS and self.uid is not None:  # no Landlock: files of its uid elsewhere count too
             uid = self.uid
             loose = lambda: uids.files_of(uid)  # noqa: E731
-        self.monitor = limits_mod.Monitor(self._pids, folders, None if self.cgroup else cap, self._kill_from_monitor,
+        self.monitor = watch.Monitor(self._pids, folders, None if self.cgroup else cap, self._kill_from_monitor,
                                           loose)
         self.monitor.start()
         try:
@@ -245,7 +234,7 @@ class Sandbox:
     def _pids(self) -> list[int]:
         if self.cgroup is not None:
             return self.cgroup.pids()
-        return limits_mod.tree_pids(self.proc.pid) if self.proc is not None else []
+        return watch.tree_pids(self.proc.pid) if self.proc is not None else []
 
     def _kill_from_monitor(self, why: str) -> None:
         self.killed_why = why
@@ -261,7 +250,7 @@ class Sandbox:
                     os.killpg(proc.pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-            for p in limits_mod.tree_pids(proc.pid):
+            for p in watch.tree_pids(proc.pid):
                 if p != proc.pid or not self.supervised:
                     try:
                         os.kill(p, signal.SIGKILL)
@@ -379,23 +368,8 @@ class Sandbox:
 
     def death_words(self, rc: int | None) -> str:
         """Plain words for why the sandbox died (a message for the student, never a verdict)."""
-        if self.killed_why:
-            return self.killed_why
-        words = "your code ended the sandbox process"
-        if rc is not None:
-            sig = -rc if rc < 0 else (rc - 128 if rc > 128 and (self.launcher == BUBBLEWRAP or self.supervised) else 0)
-            if sig > 0:
-                try:
-                    name = SIGNAL_WORDS.get(signal.Signals(sig), signal.Signals(sig).name)
-                except ValueError:
-                    name = f"signal {sig}"
-                words = f"your code crashed the sandbox ({name})"
-                if sig == signal.SIGKILL:
-                    words = "the sandbox was killed (memory, CPU-time or process limit)"
-            else:
-                words = f"your code ended the sandbox process (exit status {rc})"
-        where = student_frame(self.fault.text()[self.fault_mark:] if self.fault.total > self.fault_mark else "")
-        return words + (f" at {where}" if where else "")
+        fault = self.fault.text()[self.fault_mark:] if self.fault.total > self.fault_mark else ""
+        return death_words(rc, self.killed_why, self.launcher == BUBBLEWRAP or self.supervised, fault)
 
 
 def _collect_unix_garbage() -> None:
@@ -415,26 +389,3 @@ def _collect_unix_garbage() -> None:
         b.close()
     except OSError:
         pass
-
-
-def _grow_pipe(fd: int, size: int = 1 << 20) -> None:
-    """Best effort: a pipe buffer of `size` bytes (capped by /proc/sys/fs/pipe-max-size)."""
-    import fcntl
-
-    try:
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
-    except OSError:
-        pass
-
-
-def student_frame(fault_text: str) -> str:
-    """The innermost frame in the submission from a faulthandler dump ("memory.py:7 in boom")."""
-    import re
-
-    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', fault_text)
-    for filename, line, func in frames:  # faulthandler lists the innermost frame first
-        name = os.path.basename(filename)
-        if name.removesuffix(".py") in MODULES and "/tests/" not in filename and "/grader/" not in filename:
-            return f"{name}:{line} in {func}"
-    return ""
-

@@ -75,7 +75,7 @@ def end_descendants(signal_all: bool, seconds: float = 10.0) -> bool:
             except OSError:
                 pass
         else:
-            from grader.sandbox.limits import tree_pids
+            from grader.sandbox.watch import tree_pids
 
             below = tree_pids(os.getpid())[1:]
             if not below:

@@ -265,7 +265,7 @@ def _landlock_or_fail() -> None:
 def launcher_python_hidden() -> bool:
     """The worker's interpreter path shows no host path of the kit (a venv inside the repository is
     mounted at /venv; an interpreter elsewhere is not the kit's path anyway)."""
-    return str(KIT_ROOT) not in sandbox.launchers.sandbox_python(BUBBLEWRAP)
+    return str(KIT_ROOT) not in sandbox.bundle.sandbox_python(BUBBLEWRAP)
 
 
 REFUSED = {"AF_INET": True, "AF_INET6": True, "AF_PACKET": True, "AF_NETLINK": True, "AF_UNIX": False,
@@ -510,11 +510,11 @@ def _host_shmem() -> int:
 
 def _reset_zygotes() -> None:
     """This process's zygotes stopped, what it remembers of failed ones and of a mother forgotten."""
-    from grader.sandbox import zygote
+    from grader.sandbox import zygotes
 
-    zygote.close_all()
-    zygote._failed.clear()
-    zygote._mother_link.clear()
+    zygotes.close_all()
+    zygotes._failed.clear()
+    zygotes._mother_link.clear()
 
 
 @pytest.fixture(params=["own", "mother"])
@@ -522,7 +522,7 @@ def zygote_origin(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     """Where this process's zygote comes from: started by itself ("own", as with one grading
     worker), or forked by a batch's mother zygote ("mother", as `grader grade` arranges: one
     mother per batch, a zygote per worker)."""
-    from grader.sandbox import zygote
+    from grader.sandbox import zygote, zygotes
 
     reset = _reset_zygotes
     reset()
@@ -530,12 +530,12 @@ def zygote_origin(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     if request.param == "mother":
         if os.geteuid() != 0 or not sandbox.bwrap_available()[0]:
             pytest.skip("zygotes need root and bubblewrap (the own-zygote case checks the fallback)")
-        mother = zygote.MotherProcess(SandboxSettings(launcher=BUBBLEWRAP))
-        monkeypatch.setenv(zygote.Mother.ENV, mother.link.to_env())
+        mother = zygotes.MotherProcess(SandboxSettings(launcher=BUBBLEWRAP))
+        monkeypatch.setenv(zygotes.Mother.ENV, mother.link.to_env())
     try:
         yield request.param
         if mother is not None:  # the zygote did come from the mother: its child, sharing its inbox
-            made = list(zygote._zygotes.values())
+            made = list(zygotes._zygotes.values())
             assert made and all(not z.owns_inbox and isinstance(z.proc, zygote.NotOurChild) for z in made), made
             assert all(z.inbox == mother.inbox for z in made)
     finally:
@@ -629,15 +629,15 @@ def test_a_dead_mother_zygote_is_noticed_and_the_worker_starts_its_own(submissio
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A grading worker whose batch's mother zygote is gone (killed, or never started) notices it
     within seconds, not after the start-up timeout, and starts a zygote of its own."""
-    from grader.sandbox import zygote
+    from grader.sandbox import zygotes
 
     _bwrap_or_fail()
     if os.geteuid() != 0:
         pytest.skip("the zygote needs root")
     _reset_zygotes()
-    mother = zygote.MotherProcess(SandboxSettings(launcher=BUBBLEWRAP))
+    mother = zygotes.MotherProcess(SandboxSettings(launcher=BUBBLEWRAP))
     try:
-        monkeypatch.setenv(zygote.Mother.ENV, mother.link.to_env())
+        monkeypatch.setenv(zygotes.Mother.ENV, mother.link.to_env())
         os.killpg(mother.proc.pid, signal.SIGKILL)
         mother.proc.wait()
         t0 = time.monotonic()
@@ -647,8 +647,8 @@ def test_a_dead_mother_zygote_is_noticed_and_the_worker_starts_its_own(submissio
         finally:
             backend.close()
         assert backend.stats["layers"]["zygote"] is True, backend.stats
-        assert zygote._MOTHER in zygote._failed and time.monotonic() - t0 < 60, zygote._failed
-        assert all(z.owns_inbox for z in zygote._zygotes.values())
+        assert zygotes._MOTHER in zygotes._failed and time.monotonic() - t0 < 60, zygotes._failed
+        assert all(z.owns_inbox for z in zygotes._zygotes.values())
     finally:
         _reset_zygotes()
         mother.close()
@@ -960,7 +960,7 @@ def test_landlock_rules_for_cuda_allow_only_the_workers_own_thread_files(tmp_pat
     folder, scratch = tmp_path / "sub", tmp_path / "scratch"
     folder.mkdir()
     scratch.mkdir()
-    rules = launchers.landlock_rules(folder, launchers.kit_bundle(), [str(scratch)], gpu=True)
+    rules = launchers.landlock_rules(folder, sandbox.kit_bundle(), [str(scratch)], gpu=True)
     script = textwrap.dedent(f"""
         import json, os, sys, threading
         from grader.worker import lock_down
@@ -986,4 +986,4 @@ def test_landlock_rules_for_cuda_allow_only_the_workers_own_thread_files(tmp_pat
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got == {"comm": "written", "oom": "PermissionError", "submission": "PermissionError",
                    "scratch": "written"}, got
-    assert "/proc/self/task" not in launchers.landlock_rules(folder, launchers.kit_bundle(), [str(scratch)])["read_write"]
+    assert "/proc/self/task" not in launchers.landlock_rules(folder, sandbox.kit_bundle(), [str(scratch)])["read_write"]

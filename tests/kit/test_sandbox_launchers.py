@@ -299,7 +299,7 @@ def test_the_graders_files_keep_their_modes(launcher: str, workdir: Path) -> Non
     (as root its uid owns neither; under the grader's own uid chmod and chown do nothing)."""
     _available(launcher)
     folder = _folder(workdir, "s")
-    bundle = launchers.kit_bundle()
+    bundle = sandbox.kit_bundle()
     targets = [str(bundle), str(bundle / "grader" / "__init__.py"), str(folder)]
     before = [stat.S_IMODE(os.stat(p).st_mode) for p in targets]
     backend = _backend(folder, launcher)
@@ -351,7 +351,7 @@ def test_scratch_files_count_with_memory_where_no_cgroup_does(launcher: str, wor
     try:
         _ask(backend, do="peek", paths=[])
         box = backend.sandbox
-        resident = sandbox.limits.rss_bytes(box._pids())
+        resident = sandbox.watch.rss_bytes(box._pids())
         box.monitor.cap = resident + 150 * 2**20
         reply = _ask(backend, do="fill", where="TMPDIR", files=4, mib=48, hold=5.0)
     finally:
@@ -568,7 +568,7 @@ def test_the_graders_files_keep_their_attributes_and_times(launcher: str, workdi
     are EPERM."""
     _available(launcher)
     folder = _folder(workdir, "s")
-    bundle = launchers.kit_bundle()
+    bundle = sandbox.kit_bundle()
     outside = workdir / "graders-file"  # the grader's, outside the sandbox's Landlock rules
     outside.write_text("x")
     targets = [str(bundle / "grader" / "__init__.py"), str(folder / "memory.py"), str(outside)]
