@@ -34,15 +34,16 @@ class SuiteRun:
 
 
 def run_suite(target: str | Path, files: list[str], *, extra: tuple[str, ...] = (), timeout: float = 1800,
-              env: dict[str, str] | None = None) -> SuiteRun:
-    """Run pytest on `files` against `target`; the per-test records of the plugin's report."""
+              env: dict[str, str] | None = None, cwd: Path | None = None) -> SuiteRun:
+    """Run pytest on `files` against `target`; the per-test records of the plugin's report.  `cwd`:
+    the copy of the kit to run in (its grader and tests are imported; `grader.snapshot`)."""
     if not files:
         return SuiteRun()
     with tempfile.TemporaryDirectory(prefix="kit-run-") as tmp:
         report = Path(tmp) / "report.json"
         cmd = [sys.executable, "-m", "pytest", *files, f"--target={target}", f"--kit-report={report}",
                "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors", *extra]
-        proc = subprocess.run(cmd, cwd=KIT_ROOT, capture_output=True, text=True, timeout=timeout,
+        proc = subprocess.run(cmd, cwd=cwd or KIT_ROOT, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
         if not report.exists():
             return SuiteRun(returncode=proc.returncode, log=proc.stdout[-5000:] + proc.stderr[-5000:])

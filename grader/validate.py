@@ -5,7 +5,12 @@
 3. every mutant in `tests/mutants/` is caught by at least one graded test of its module;
 4. every correct variant in `tests/variants/` passes every graded test of its module, and of every
    module that uses it (`dependents`: a correct variant of one module must not cost points in
-   another, e.g. AdamW's decay after the update in training).
+   another, e.g. AdamW's decay after the update in training);
+5. every whole-copy mutant was written against the reference as it is (`grader.mutants.stale`),
+   and every module has graded tests and at least `MIN_MUTANTS` mutants.
+
+It reads a snapshot of the kit taken when it starts (`grader.snapshot`): edits made to the tree
+during a run (which can take most of an hour) do not mix into it.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from rich.console import Console
 
 from grader import KIT_ROOT, MODULES
 from grader.commands.common import output_console
-from grader.mutants import Mutant, build_target, load_mutants, load_variants
-from grader.stubs import write_assignment
+from grader.mutants import Mutant, build_target, load_mutants, load_variants, stale
 from grader.runner import run_suite, test_files
+from grader.snapshot import snapshot_kit
+from grader.stubs import write_assignment
 
 
 #: Mutants each module must have: the kit's own plus an independent breaking pass of at least ten
@@ -36,24 +42,28 @@ class Validation:
     stub_failures: list[str] = field(default_factory=list)
     survivors: list[str] = field(default_factory=list)
     rejected_variants: list[str] = field(default_factory=list)
+    stale_mutants: list[str] = field(default_factory=list)
+    unfinished: list[str] = field(default_factory=list)  # a module without graded tests or enough mutants
     counts: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return not (self.solution_failures or self.stub_failures or self.survivors or self.rejected_variants)
+        return not (self.solution_failures or self.stub_failures or self.survivors or self.rejected_variants
+                    or self.stale_mutants or self.unfinished)
 
 
-def dependents(module: str, modules: tuple[str, ...] = MODULES) -> tuple[str, ...]:
+def dependents(module: str, modules: tuple[str, ...] = MODULES, root: Path | None = None) -> tuple[str, ...]:
     """The other modules whose graded tests can reach `module`'s code: their reference solution
     imports it (``from .checkpointing import ...``), or their probes call it (``impl.optimizers``)."""
     import re
 
+    root = root or KIT_ROOT
     found = []
     for other in modules:
         if other == module:
             continue
-        solution = KIT_ROOT / "solutions" / f"{other}.py"
-        probes = KIT_ROOT / "tests" / "probes" / f"{other}.py"
+        solution = root / "solutions" / f"{other}.py"
+        probes = root / "tests" / "probes" / f"{other}.py"
         text = "".join(p.read_text() for p in (solution, probes) if p.exists())
         if re.search(rf"^\s*from \.{module} import|^\s*from \. import .*\b{module}\b|\bimpl\.{module}\b", text,
                      re.MULTILINE):
@@ -68,12 +78,14 @@ STALL_LIMIT = 1800.0
 
 def grade_targets(targets: list[tuple[Path, str | tuple[str, ...]]], jobs: int, *, maxfail: bool = False,
                   report_dir: Path | None = None,
-                  done: Callable[[int, list[dict]], None] | None = None) -> list[list[dict]]:
+                  done: Callable[[int, list[dict]], None] | None = None,
+                  root: Path | None = None) -> list[list[dict]]:
     """Grade each implementation folder with its module's graded tests (or the tests of several
     modules: a tuple); the records of each run.  `done(i, records)` is called as each run ends.
 
     The runs go through `grader.forkrun`: one process imports torch and the tests once and
     forks a fresh child per run (isolated, and several times faster than a new interpreter).
+    `root`: the copy of the kit whose tests (and grader) run (`grader.snapshot`; default: this one).
     """
     import json
     import os
@@ -86,7 +98,8 @@ def grade_targets(targets: list[tuple[Path, str | tuple[str, ...]]], jobs: int, 
         for i, (target, modules) in enumerate(targets):
             report = folder / f"run{i}.json"
             reports.append(report)
-            runs.append({"args": [*test_files((modules,) if isinstance(modules, str) else modules), f"--target={target}", f"--kit-report={report}", "-q",
+            runs.append({"args": [*test_files((modules,) if isinstance(modules, str) else modules, root=root or KIT_ROOT),
+                                  f"--target={target}", f"--kit-report={report}", "-q",
                                   "-p", "no:cacheprovider", *(["--maxfail=1"] if maxfail else []),
                                   "--continue-on-collection-errors",
                                   # pass-or-fail needs no assertion rewriting (the parent's import is reused)
@@ -97,7 +110,7 @@ def grade_targets(targets: list[tuple[Path, str | tuple[str, ...]]], jobs: int, 
 
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
         with subprocess.Popen([sys.executable, "-m", "grader.forkrun", str(max(1, jobs))], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=KIT_ROOT, env=env) as proc:
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=root or KIT_ROOT, env=env) as proc:
             proc.stdin.write(json.dumps(runs).encode())
             proc.stdin.close()
             for index in _finished(proc):  # forkrun prints {"index", "code"} as each run ends
@@ -131,24 +144,26 @@ def _finished(proc) -> Iterator[int]:
 
 
 def _fork_runs(items: list[Mutant], tmp: Path, jobs: int, prefix: str, maxfail: bool, users: bool = False,
-               done: Callable[[list[dict] | str], None] | None = None) -> list[list[dict] | str]:
-    """Each mutant or variant applied to a copy of the solutions, graded by its module's tests
-    (`users`: and by the tests of the modules that use it); for one that cannot be applied (an
-    edit whose old text the reference no longer holds), why, instead of its records.  `done` is
-    called with each one's outcome as it is known."""
+               done: Callable[[list[dict] | str], None] | None = None,
+               root: Path | None = None) -> list[list[dict] | str]:
+    """Each mutant or variant applied to a copy of the solutions (of `root`, the kit's snapshot),
+    graded by its module's tests (`users`: and by the tests of the modules that use it); for one
+    that cannot be applied (an edit whose old text the reference no longer holds), why, instead of
+    its records.  `done` is called with each one's outcome as it is known."""
+    root = root or KIT_ROOT
     targets, out, where = [], [], []
     for i, m in enumerate(items):
         try:
-            target = build_target(m, tmp / f"{prefix}{i}")
-        except LookupError as exc:
+            target = build_target(m, tmp / f"{prefix}{i}", root / "solutions")
+        except (LookupError, SyntaxError) as exc:
             out.append(str(exc))
             if done is not None:
                 done(str(exc))
             continue
         where.append(len(out))
         out.append([])
-        targets.append((target, (m.module, *dependents(m.module)) if users else m.module))
-    for index, records in zip(where, grade_targets(targets, jobs, maxfail=maxfail,
+        targets.append((target, (m.module, *dependents(m.module, root=root)) if users else m.module))
+    for index, records in zip(where, grade_targets(targets, jobs, maxfail=maxfail, root=root,
                                                    done=(lambda _i, records: done(records)) if done else None)):
         out[index] = records
     return out
@@ -164,14 +179,14 @@ def _caught(records: list[dict] | str) -> bool:
 
 
 def run_variants(variants: list[Mutant], tmp: Path, jobs: int, result: "Validation",
-                 console: Console | None = None) -> int:
+                 console: Console | None = None, root: Path | None = None) -> int:
     """Every correct variant must pass every graded test of its module and of the modules that use
     it (`dependents`); the number that do.  With a console: progress as they are graded."""
     from grader.progress import PhaseProgress
 
     accepted = 0
     with PhaseProgress(console or Console(quiet=True), "correct variants", len(variants), "accepted") as progress:
-        runs = _fork_runs(variants, tmp, jobs, "variant", maxfail=False, users=True,
+        runs = _fork_runs(variants, tmp, jobs, "variant", maxfail=False, users=True, root=root,
                           done=lambda records: progress.advance(_accepted(records)))
     for v, records in zip(variants, runs):
         if isinstance(records, str):
@@ -187,14 +202,15 @@ def run_variants(variants: list[Mutant], tmp: Path, jobs: int, result: "Validati
 
 
 def run_mutants(mutants: list[Mutant], tmp: Path, jobs: int, result: "Validation",
-                console: Console | None = None) -> int:
+                console: Console | None = None, root: Path | None = None) -> int:
     """Grade each mutant with its module's tests (stop at the first failure); count the caught ones.
     With a console: progress as they are graded."""
     from grader.progress import PhaseProgress
 
     caught = 0
     with PhaseProgress(console or Console(quiet=True), "mutants", len(mutants), "caught") as progress:
-        runs = _fork_runs(mutants, tmp, jobs, "mutant", maxfail=True, done=lambda records: progress.advance(_caught(records)))
+        runs = _fork_runs(mutants, tmp, jobs, "mutant", maxfail=True, root=root,
+                          done=lambda records: progress.advance(_caught(records)))
     for m, records in zip(mutants, runs):
         if isinstance(records, str):
             result.survivors.append(f"{m.id}: {records}")
@@ -220,14 +236,15 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def make_stubs(dest: Path, console: Console) -> None:
-    """The stubs, generated from solutions/ with nbgrader; where nbgrader (a dev dependency) is not
-    installed, e.g. on a CUDA runner, the committed assignment/ (which `grader release --check`
-    keeps in sync with solutions/), said on the console."""
+def make_stubs(dest: Path, console: Console, root: Path | None = None) -> None:
+    """The stubs, generated from solutions/ (of `root`, the kit's snapshot) with nbgrader; where
+    nbgrader (a dev dependency) is not installed, e.g. on a CUDA runner, the committed assignment/
+    (which `grader release --check` keeps in sync with solutions/), said on the console."""
+    root = root or KIT_ROOT
     try:
-        write_assignment(dest)
+        write_assignment(dest, root / "solutions")
     except ModuleNotFoundError as exc:
-        committed = KIT_ROOT / "assignment"
+        committed = root / "assignment"
         if not committed.is_dir():
             raise SystemExit(f"validate makes the stubs with nbgrader ({exc}): pip install nbgrader") from None
         shutil.rmtree(dest, ignore_errors=True)
@@ -236,30 +253,59 @@ def make_stubs(dest: Path, console: Console) -> None:
                       "(`grader release --check` keeps it in sync with solutions/)[/yellow]")
 
 
+def _unfinished(modules: tuple[str, ...], mutants: list[Mutant], root: Path) -> list[str]:
+    """A module is not done while it has no graded test or fewer than `MIN_MUTANTS` mutants (a fresh
+    `grader new-module` scaffold has neither): what is missing, and what to do."""
+    out = []
+    for mod in modules:
+        if not test_files((mod,), root=root):
+            out.append(f"{mod}: no graded tests: write tests/public/test_{mod}.py (and tests/hidden/) "
+                       "(docs/CONTRIBUTING.md, Adding a module)")
+        n = sum(1 for m in mutants if m.module == mod)
+        if n < MIN_MUTANTS:
+            out.append(f"{mod}: {n} mutant{'s' if n != 1 else ''}, at least {MIN_MUTANTS} needed: write them in "
+                       f"tests/mutants/{mod}.py as edits of the reference (docs/CONTRIBUTING.md, Mutants), then "
+                       f"`grader validate --mutant {mod}:NAME` says which tests catch each")
+    return out
+
+
+def _failure(r: dict) -> str:
+    line = f"{r['id']}: {r['status']}: {r['message']}"
+    if r["status"] == "not_attempted":
+        module = Path(r["id"].split("::", 1)[0]).stem.removeprefix("test_")
+        line += f" (solutions/{module}.py still raises NotImplementedError: write the reference solution there)"
+    return line
+
+
 def validate(modules: tuple[str, ...] = MODULES, jobs: int = 2, console: Console | None = None) -> Validation:
     console = console or output_console()
     result = Validation()
-    files = test_files(modules)
     if not (KIT_ROOT / "solutions").is_dir():
         raise SystemExit("validate needs the instructor repo (solutions/ is missing)")
 
-    with _status(console, "running the graded tests on solutions/"):
-        sol = run_suite("solutions", files)
-    if not sol.records:
-        raise SystemExit(f"the graded suites did not run on solutions:\n{sol.log}")
-    graded = len(sol.records)
-    passed = [r for r in sol.records if r["status"] == "passed"]
-    pending = [r for r in sol.records if r["status"] == "pending"]
-    result.solution_failures = [f"{r['id']}: {r['status']}: {r['message']}" for r in sol.records
-                                if r["status"] not in ("passed", "pending")]
-    console.print(f"solutions: {len(passed)}/{graded} graded tests pass"
-                  + (f", {len(pending)} pending (GPU, no CUDA here)" if pending else ""))
-
     with tempfile.TemporaryDirectory(prefix="kit-validate-") as tmp:
+        root = snapshot_kit(Path(tmp) / "kit")  # everything below reads this copy, never the working tree
+        console.print("validate: reading a snapshot of the kit taken now (edits from here on are not part of this run)",
+                      highlight=False)
+        mutants, variants = load_mutants(modules, root), load_variants(modules, root)
+        result.stale_mutants = stale(mutants, root / "solutions")
+        result.unfinished = _unfinished(modules, mutants, root)
+        files = test_files(modules, root=root)
+        with _status(console, "running the graded tests on solutions/"):
+            sol = run_suite(root / "solutions", files, cwd=root)
+        if files and not sol.records:
+            raise SystemExit(f"the graded suites did not run on solutions:\n{sol.log}")
+        graded = len(sol.records)
+        passed = [r for r in sol.records if r["status"] == "passed"]
+        pending = [r for r in sol.records if r["status"] == "pending"]
+        result.solution_failures = [_failure(r) for r in sol.records if r["status"] not in ("passed", "pending")]
+        console.print(f"solutions: {len(passed)}/{graded} graded tests pass"
+                      + (f", {len(pending)} pending (GPU, no CUDA here)" if pending else ""))
+
         stubs = Path(tmp) / "stubs"
-        make_stubs(stubs, console)
+        make_stubs(stubs, console, root)
         with _status(console, "running the graded tests on the stubs"):
-            stub_run = run_suite(stubs, files)
+            stub_run = run_suite(stubs, files, cwd=root)
         not_attempted = [r for r in stub_run.records if r["status"] == "not_attempted"]
         result.stub_failures = [f"{r['id']}: {r['status']}: {r['message']}" for r in stub_run.records
                                 if r["status"] not in ("not_attempted", "pending")]
@@ -271,22 +317,16 @@ def validate(modules: tuple[str, ...] = MODULES, jobs: int = 2, console: Console
                       + (f", {stub_pending} pending (GPU)" if stub_pending else "")
                       + (f", [red]{otherwise} otherwise[/red]" if otherwise else ""))
 
-        mutants = load_mutants(modules)
         cuda = _cuda_available()
         gpu_only = [m for m in mutants if m.gpu and not cuda]
         checked = [m for m in mutants if m not in gpu_only]
         console.print(f"mutants: grading {len(checked)}, {jobs} at a time (README: how long validate takes)",
                       highlight=False)
-        caught = run_mutants(checked, Path(tmp), jobs, result, console)
+        caught = run_mutants(checked, Path(tmp), jobs, result, console, root=root)
         console.print(f"mutants: {caught}/{len(checked)} caught"
                       + (f", {len(gpu_only)} GPU-only not checked here (no CUDA)" if gpu_only else ""))
-        variants = load_variants(modules)
-        accepted = run_variants(variants, Path(tmp), jobs, result, console) if variants else 0
+        accepted = run_variants(variants, Path(tmp), jobs, result, console, root=root) if variants else 0
         console.print(f"correct variants: {accepted}/{len(variants)} pass every graded test")
-    per_module = {mod: sum(1 for m in mutants if m.module == mod) for mod in modules}
-    thin = [mod for mod, n in per_module.items() if 0 < n < MIN_MUTANTS or (n == 0 and (KIT_ROOT / "solutions" / f"{mod}.py").exists())]
-    for mod in thin:
-        result.survivors.append(f"{mod}: only {per_module[mod]} mutants (at least {MIN_MUTANTS} per module)")
     result.counts = {"graded": graded, "passed": len(passed), "pending": len(pending),
                      "not_attempted": len(not_attempted), "mutants": len(checked), "caught": caught,
                      "gpu_mutants_not_checked": len(gpu_only),
@@ -294,7 +334,9 @@ def validate(modules: tuple[str, ...] = MODULES, jobs: int = 2, console: Console
     for title, items in (("fail on solutions", result.solution_failures),
                          ("not reported as not attempted on stubs", result.stub_failures),
                          ("mutants not caught", result.survivors),
-                         ("correct variants that lose points", result.rejected_variants)):
+                         ("correct variants that lose points", result.rejected_variants),
+                         ("whole-copy mutants written against another reference", result.stale_mutants),
+                         ("modules not finished", result.unfinished)):
         if items:
             console.print(f"[red]{title}:[/red]")
             for line in items:
@@ -306,22 +348,28 @@ def explain(ids: list[str], jobs: int = 2, console: Console | None = None) -> bo
     """`grader validate --mutant ID`: grade these mutants and correct variants (``module:name``) with
     the tests of their module (and, for a variant, of the modules that use it), every test run to the
     end, and say which tests caught each mutant, or rejected each variant, with the first line of
-    their message.  True when every mutant is caught and every variant accepted."""
+    their message.  True when every mutant is caught and every variant accepted.  Reads a snapshot
+    of the kit, as `validate` does."""
     console = console or output_console()
     modules = tuple(sorted({i.split(":", 1)[0] for i in ids if i.split(":", 1)[0] in MODULES}))
-    known = {m.id: (m, "mutant") for m in load_mutants(modules)}
-    known.update({v.id: (v, "variant") for v in load_variants(modules)})
-    missing = [i for i in ids if i not in known]
-    if missing:
-        hint = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "")
-        raise SystemExit(f"validate --mutant: no mutant or variant {', '.join(missing)} (ids are module:name; "
-                         f"e.g. {hint or 'none in these modules'})")
     ok = True
     with tempfile.TemporaryDirectory(prefix="kit-explain-") as tmp:
+        root = snapshot_kit(Path(tmp) / "kit")
+        known = {m.id: (m, "mutant") for m in load_mutants(modules, root)}
+        known.update({v.id: (v, "variant") for v in load_variants(modules, root)})
+        missing = [i for i in ids if i not in known]
+        if missing:
+            hint = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "")
+            raise SystemExit(f"validate --mutant: no mutant or variant {', '.join(missing)} (ids are module:name; "
+                             f"e.g. {hint or 'none in these modules'})")
         chosen = [known[i] for i in ids]
-        runs = _fork_runs([m for m, _ in chosen], Path(tmp), jobs, "explain", maxfail=False, users=True)
+        runs = _fork_runs([m for m, _ in chosen], Path(tmp), jobs, "explain", maxfail=False, users=True, root=root)
         for (m, kind), records in zip(chosen, runs):
-            console.print(f"[bold]{m.id}[/bold] ({kind} of {m.replaces}): {m.why}", highlight=False)
+            how = "an edit" if m.edits else "a whole copy"
+            console.print(f"[bold]{m.id}[/bold] ({kind} of {m.replaces}, {how}): {m.why}", highlight=False)
+            for line in stale([m], root / "solutions") if kind == "mutant" else []:
+                console.print(f"  [red]stale: {line}[/red]", highlight=False)
+                ok = False
             if isinstance(records, str):
                 console.print(f"  [red]cannot be applied: {records}[/red]", highlight=False)
                 ok = False

@@ -7,9 +7,8 @@ The class (the `memory` module only, to stay fast):
   similarity report together with the reference itself;
 * 2 independent correct implementations (`HONEST`: the kit's correct variants, tests/variants/,
   plus hand-written functions) and one near-copy of the first; full marks;
-* 26 mutants (tests/mutants/memory.py applied, as `grader validate` does with
-  `grader.mutants.apply`, to the independent implementations, never to the reference): each
-  loses points;
+* 26 mutants (tests/mutants/memory.py's mutated definitions, put with `grader.mutants.apply` into
+  the independent implementations, never into the reference): each loses points;
 * 2 untouched stubs (0), and 4 hostile submissions from tests/adversarial/cases.py (a conftest
   and sitecustomize that rewrite reports, stubs printing fake "PASSED" lines, `sys.exit` at
   import: 0 points; a corrupt zip: rejected);
@@ -34,7 +33,7 @@ import pytest
 
 from grader import KIT_ROOT
 from grader.cli import main as cli
-from grader.mutants import Mutant, apply, load_mutants, load_variants
+from grader.mutants import Mutant, apply, load_mutants, load_variants, mutated_definition
 from grader.reports.classreport import collect
 from grader.reports.similarity import REFERENCE
 from grader.batch.layout import Layout
@@ -143,7 +142,7 @@ def build_class(root: Path) -> dict[str, dict]:
     for i, m in enumerate(mutants[:26]):
         which = ("h1", "h2")[i % 2]
         sid = f"mutant_{i:02d}"
-        _folder(subs, sid, apply(m, bases[which]))
+        _folder(subs, sid, apply(mutated_definition(m, reference), bases[which]))  # (an edit holds the reference's text)
         expect[sid] = {"kind": "mutant", "full": False, "mutant": m.id, "base": which}
     for sid in ("stub_a", "stub_b"):
         _folder(subs, sid, stub)

@@ -23,7 +23,7 @@ def test_without_nbgrader_the_stubs_are_the_committed_assignment(tmp_path, monke
     """A CUDA runner may lack nbgrader (a dev dependency): validate then takes assignment/ as committed."""
     import grader.validate as v
 
-    def no_nbgrader(dest):
+    def no_nbgrader(dest, solutions=None):
         raise ModuleNotFoundError("No module named 'nbgrader'", name="nbgrader")
 
     monkeypatch.setattr(v, "write_assignment", no_nbgrader)
@@ -59,11 +59,12 @@ def test_gpu_mutants_are_not_counted_as_survivors_without_cuda(monkeypatch):
     gpu = [m for m in load_mutants() if m.gpu]
     assert {m.id for m in gpu} >= {"data:pin_only_cuda_string", "checkpointing:save_without_cuda_generators"}
     graded: list = []
-    monkeypatch.setattr(v, "run_mutants", lambda ms, tmp, jobs, result, console=None: graded.extend(ms) or len(ms))
-    monkeypatch.setattr(v, "run_variants", lambda *a: 0)
-    monkeypatch.setattr(v, "load_variants", lambda modules: [])
-    monkeypatch.setattr(v, "run_suite", lambda target, files: _fake_suite())
-    monkeypatch.setattr(v, "make_stubs", lambda dest, console: None)
+    monkeypatch.setattr(v, "run_mutants", lambda ms, tmp, jobs, result, console=None, root=None:
+                        graded.extend(ms) or len(ms))
+    monkeypatch.setattr(v, "run_variants", lambda *a, **kw: 0)
+    monkeypatch.setattr(v, "load_variants", lambda modules, root=None: [])
+    monkeypatch.setattr(v, "run_suite", lambda target, files, cwd=None: _fake_suite())
+    monkeypatch.setattr(v, "make_stubs", lambda dest, console, root=None: None)
     for cuda in (False, True):
         graded.clear()
         monkeypatch.setattr(v, "_cuda_available", lambda: cuda)

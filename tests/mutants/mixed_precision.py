@@ -2,408 +2,280 @@
 
 import torch
 
-from grader.mutants import mutant
+from grader.mutants import edit, mutant
 
 
-@mutant(replaces="mixed_precision_step", why="runs the forward outside autocast (plain fp32 training)")
-def step_without_autocast(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("step_without_autocast", within="mixed_precision_step",
+     why="runs the forward outside autocast (plain fp32 training)",
+     old=("with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+          "        loss = loss_fn(model(x), y)"),
+     new="loss = loss_fn(model(x), y)")
 
 
-@mutant(replaces="mixed_precision_step", why="casts the model to the 16-bit dtype, then autocasts (16-bit params, grads, state)")
-def step_casts_model(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    model.to(dtype)
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("step_casts_model", within="mixed_precision_step",
+     why="casts the model to the 16-bit dtype, then autocasts (16-bit params, grads, state)",
+     old="    optimizer.zero_grad()",
+     new=("    model.to(dtype)\n"
+          "    optimizer.zero_grad()"))
 
 
-@mutant(replaces="mixed_precision_step", why="autocast around the model only; the loss is computed outside it")
-def step_loss_outside_autocast(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        out = model(x)
-    loss = loss_fn(out, y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("step_loss_outside_autocast", within="mixed_precision_step",
+     why="autocast around the model only; the loss is computed outside it",
+     old="loss = loss_fn(model(x), y)",
+     new=("out = model(x)\n"
+          "    loss = loss_fn(out, y)"))
 
 
-@mutant(replaces="mixed_precision_step", why="hard-codes autocast('cuda'): on a CPU tensor autocast is disabled")
-def step_cuda_autocast_only(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type="cuda", dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("step_cuda_autocast_only", within="mixed_precision_step",
+     why="hard-codes autocast('cuda'): on a CPU tensor autocast is disabled",
+     old="with torch.autocast(device_type=x.device.type, dtype=dtype):",
+     new='with torch.autocast(device_type="cuda", dtype=dtype):')
 
 
-@mutant(replaces="mixed_precision_step", why="ignores the dtype argument (always bfloat16)")
-def step_ignores_dtype(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("step_ignores_dtype", within="mixed_precision_step",
+     why="ignores the dtype argument (always bfloat16)",
+     old="with torch.autocast(device_type=x.device.type, dtype=dtype):",
+     new="with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):")
 
 
-@mutant(replaces="mixed_precision_step", why="never zeroes the gradients: they accumulate across steps")
-def step_no_zero_grad(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("step_no_zero_grad", within="mixed_precision_step",
+     why="never zeroes the gradients: they accumulate across steps",
+     old="    optimizer.zero_grad()\n",
+     new="")
 
 
-@mutant(replaces="mixed_precision_step", why="zeroes the gradients after the step (p.grad is None when it returns)")
-def step_zero_grad_after(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    optimizer.zero_grad()
-    return loss.item()
+edit("step_zero_grad_after", within="mixed_precision_step",
+     why="zeroes the gradients after the step (p.grad is None when it returns)",
+     edits=[("    optimizer.zero_grad()\n", ""),
+           ("optimizer.step()",
+            ("optimizer.step()\n"
+            "    optimizer.zero_grad()"))])
 
 
-@mutant(replaces="mixed_precision_step", why="returns the loss tensor instead of a Python float")
-def step_returns_tensor(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.detach()
+edit("step_returns_tensor", within="mixed_precision_step",
+     why="returns the loss tensor instead of a Python float",
+     old="return loss.item()",
+     new="return loss.detach()")
 
 
-@mutant(replaces="scaled_fp16_step", why="backward on the unscaled loss: float16 gradients underflow to zero")
-def scaled_backward_unscaled(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
+edit("scaled_backward_unscaled", within="scaled_fp16_step",
+     why="backward on the unscaled loss: float16 gradients underflow to zero",
+     old="scaler.scale(loss).backward()",
+     new="loss.backward()")
 
 
-@mutant(replaces="scaled_fp16_step", why="scales the loss but calls optimizer.step() directly (scaled gradients, no skip)")
-def scaled_optimizer_step(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    optimizer.step()
-    return loss.item()
+edit("scaled_optimizer_step", within="scaled_fp16_step",
+     why="scales the loss but calls optimizer.step() directly (scaled gradients, no skip)",
+     old=("scaler.step(optimizer)\n"
+          "    scaler.update()"),
+     new="optimizer.step()")
 
 
-@mutant(replaces="scaled_fp16_step", why="unscales, then optimizer.step() itself: right gradients, but an inf step is not skipped")
-def scaled_unscale_then_step(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    optimizer.step()
-    scaler.update()
-    return loss.item()
+edit("scaled_unscale_then_step", within="scaled_fp16_step",
+     why="unscales, then optimizer.step() itself: right gradients, but an inf step is not skipped",
+     old="scaler.step(optimizer)",
+     new=("scaler.unscale_(optimizer)\n"
+          "    optimizer.step()"))
 
 
-@mutant(replaces="scaled_fp16_step", why="forgets scaler.update(): the scale never drops after an overflow")
-def scaled_no_update(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    return loss.item()
+edit("scaled_no_update", within="scaled_fp16_step",
+     why="forgets scaler.update(): the scale never drops after an overflow",
+     old="    scaler.update()\n",
+     new="")
 
 
-@mutant(replaces="scaled_fp16_step", why="autocasts to bfloat16 in the scaled float16 step")
-def scaled_bf16(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
+edit("scaled_bf16", within="scaled_fp16_step",
+     why="autocasts to bfloat16 in the scaled float16 step",
+     old="with torch.autocast(device_type=x.device.type, dtype=torch.float16):",
+     new="with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):")
 
 
-@mutant(replaces="scaled_fp16_step", why="returns the scaled loss")
-def scaled_returns_scaled_loss(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaled = scaler.scale(loss)
-    scaled.backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return scaled.item()
+edit("scaled_returns_scaled_loss", within="scaled_fp16_step",
+     why="returns the scaled loss",
+     edits=[("scaler.scale(loss).backward()",
+            ("scaled = scaler.scale(loss)\n"
+            "    scaled.backward()")),
+           ("return loss.item()", "return scaled.item()")])
 
 
-@mutant(replaces="mixed_precision_bytes_per_parameter", why="forgets the fp32 master copy of the parameters (2+2+8)")
-def bytes_no_master():
-    return 2 + 2 + 8
+edit("bytes_no_master", within="mixed_precision_bytes_per_parameter",
+     why="forgets the fp32 master copy of the parameters (2+2+8)",
+     old=("bf16, fp32 = 2, 4\n"
+          "    return bf16 + bf16 + fp32 + 2 * fp32"),
+     new="return 2 + 2 + 8")
 
 
-@mutant(replaces="mixed_precision_bytes_per_parameter", why="assumes 16-bit training halves fp32 AdamW's 16 bytes")
-def bytes_halved():
-    return 8
+edit("bytes_halved", within="mixed_precision_bytes_per_parameter",
+     why="assumes 16-bit training halves fp32 AdamW's 16 bytes",
+     old=("bf16, fp32 = 2, 4\n"
+          "    return bf16 + bf16 + fp32 + 2 * fp32"),
+     new="return 8")
 
 
 # ======== breaking pass 2026-11-22 (written from the handout/docstrings, before reading the tests)
 
 # ---------------------------------------------------------------- mixed_precision_step
 
-@mutant(replaces="mixed_precision_step", why="zero_grad after the step: p.grad is None when the function returns")
-def mp_zero_grad_last(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    optimizer.zero_grad()
-    return loss.item()
+edit("mp_zero_grad_last", within="mixed_precision_step",
+     why="zero_grad after the step: p.grad is None when the function returns",
+     edits=[("    optimizer.zero_grad()\n", ""),
+           ("optimizer.step()",
+            ("optimizer.step()\n"
+            "    optimizer.zero_grad()"))])
 
 
-@mutant(replaces="mixed_precision_step", why="never clears gradients: they accumulate across steps")
-def mp_no_zero_grad(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("mp_no_zero_grad", within="mixed_precision_step",
+     why="never clears gradients: they accumulate across steps",
+     old="    optimizer.zero_grad()\n",
+     new="")
 
 
-@mutant(replaces="mixed_precision_step", why="zero_grad(set_to_none=False): a parameter unused this step gets a zero grad and AdamW still decays/moves it")
-def mp_zero_grad_keep_zeros(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad(set_to_none=False)
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("mp_zero_grad_keep_zeros", within="mixed_precision_step",
+     why="zero_grad(set_to_none=False): a parameter unused this step gets a zero grad and AdamW still "
+         "decays/moves it",
+     old="optimizer.zero_grad()",
+     new="optimizer.zero_grad(set_to_none=False)")
 
 
-@mutant(replaces="mixed_precision_step", why="casts the model to the 16-bit dtype: parameters, grads and state are no longer float32")
-def mp_model_cast(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    model.to(dtype)
-    optimizer.zero_grad()
-    loss = loss_fn(model(x.to(dtype)), y.to(dtype))
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("mp_model_cast", within="mixed_precision_step",
+     why="casts the model to the 16-bit dtype: parameters, grads and state are no longer float32",
+     edits=[("    optimizer.zero_grad()",
+            ("    model.to(dtype)\n"
+            "    optimizer.zero_grad()")),
+           (("with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)"),
+            "loss = loss_fn(model(x.to(dtype)), y.to(dtype))")])
 
 
-@mutant(replaces="mixed_precision_step", why="casts the inputs to the 16-bit dtype before the forward (wrong when x meets an fp32 op first)")
-def mp_input_cast(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x.to(dtype)), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("mp_input_cast", within="mixed_precision_step",
+     why="casts the inputs to the 16-bit dtype before the forward (wrong when x meets an fp32 op first)",
+     old="loss = loss_fn(model(x), y)",
+     new="loss = loss_fn(model(x.to(dtype)), y)")
 
 
-@mutant(replaces="mixed_precision_step", why="computes the loss outside the autocast block")
-def mp_loss_outside(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        out = model(x)
-    loss = loss_fn(out.float(), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("mp_loss_outside", within="mixed_precision_step",
+     why="computes the loss outside the autocast block",
+     old="loss = loss_fn(model(x), y)",
+     new=("out = model(x)\n"
+          "    loss = loss_fn(out.float(), y)"))
 
 
-@mutant(replaces="mixed_precision_step", why="hard-codes device_type='cuda': on CPU autocast is disabled and matmuls run fp32")
-def mp_cuda_only(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    import warnings
-    optimizer.zero_grad()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with torch.autocast(device_type="cuda", dtype=dtype):
-            loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("mp_cuda_only", within="mixed_precision_step",
+     why="hard-codes device_type='cuda': on CPU autocast is disabled and matmuls run fp32",
+     edits=[("    optimizer.zero_grad()",
+            ("    import warnings\n"
+            "    optimizer.zero_grad()")),
+           (("with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)"),
+            ("with warnings.catch_warnings():\n"
+            '        warnings.simplefilter("ignore")\n'
+            '        with torch.autocast(device_type="cuda", dtype=dtype):\n'
+            "            loss = loss_fn(model(x), y)"))])
 
 
-@mutant(replaces="mixed_precision_step", why="ignores the dtype argument: always bfloat16")
-def mp_ignores_dtype(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("mp_ignores_dtype", within="mixed_precision_step",
+     why="ignores the dtype argument: always bfloat16",
+     old="with torch.autocast(device_type=x.device.type, dtype=dtype):",
+     new="with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):")
 
 
-@mutant(replaces="mixed_precision_step", why="returns the loss tensor, not a Python float")
-def mp_returns_tensor(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.detach()
+edit("mp_returns_tensor", within="mixed_precision_step",
+     why="returns the loss tensor, not a Python float",
+     old="return loss.item()",
+     new="return loss.detach()")
 
 
-@mutant(replaces="mixed_precision_step", why="clips the gradient norm to 1.0 before the step (a habit from training loops)")
-def mp_clips(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
-    return loss.item()
+edit("mp_clips", within="mixed_precision_step",
+     why="clips the gradient norm to 1.0 before the step (a habit from training loops)",
+     old="loss.backward()",
+     new=("loss.backward()\n"
+          "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)"))
 
 
-@mutant(replaces="mixed_precision_step", why="returns the loss recomputed after the update instead of this step's loss")
-def mp_loss_after_step(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    with torch.no_grad(), torch.autocast(device_type=x.device.type, dtype=dtype):
-        return loss_fn(model(x), y).item()
+edit("mp_loss_after_step", within="mixed_precision_step",
+     why="returns the loss recomputed after the update instead of this step's loss",
+     old="return loss.item()",
+     new=("with torch.no_grad(), torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+          "        return loss_fn(model(x), y).item()"))
 
 
-@mutant(replaces="mixed_precision_step", why="model.float() 'to keep fp32 master weights': recasts parameters of other dtypes")
-def mp_model_float(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    model.float()
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("mp_model_float", within="mixed_precision_step",
+     why="model.float() 'to keep fp32 master weights': recasts parameters of other dtypes",
+     old="    optimizer.zero_grad()",
+     new=("    model.float()\n"
+          "    optimizer.zero_grad()"))
 
 
-@mutant(replaces="mixed_precision_step", why="only the model call is under autocast and the loss is taken on the 16-bit output (no fp32 loss)")
-def mp_loss_outside_nocast(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        out = model(x)
-    loss = loss_fn(out, y.to(out.dtype))
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("mp_loss_outside_nocast", within="mixed_precision_step",
+     why="only the model call is under autocast and the loss is taken on the 16-bit output (no fp32 loss)",
+     old="loss = loss_fn(model(x), y)",
+     new=("out = model(x)\n"
+          "    loss = loss_fn(out, y.to(out.dtype))"))
 
 
-@mutant(replaces="mixed_precision_step", why="averages the loss over the batch once more (divides by batch size)")
-def mp_divides_batch(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    (loss / x.shape[0]).backward()
-    optimizer.step()
-    return loss.item()
+edit("mp_divides_batch", within="mixed_precision_step",
+     why="averages the loss over the batch once more (divides by batch size)",
+     old="loss.backward()",
+     new="(loss / x.shape[0]).backward()")
 
 
 # ---------------------------------------------------------------- scaled_fp16_step
 
-@mutant(replaces="scaled_fp16_step", why="calls optimizer.step() after scaler.step(): two updates, and a skipped step is not skipped")
-def sc_double_step(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    optimizer.step()
-    scaler.update()
-    return loss.item()
+edit("sc_double_step", within="scaled_fp16_step",
+     why="calls optimizer.step() after scaler.step(): two updates, and a skipped step is not skipped",
+     old="scaler.step(optimizer)",
+     new=("scaler.step(optimizer)\n"
+          "    optimizer.step()"))
 
 
-@mutant(replaces="scaled_fp16_step", why="unscales then calls optimizer.step() directly: steps on inf/nan gradients")
-def sc_unscale_then_optimizer_step(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    optimizer.step()
-    scaler.update()
-    return loss.item()
+edit("sc_unscale_then_optimizer_step", within="scaled_fp16_step",
+     why="unscales then calls optimizer.step() directly: steps on inf/nan gradients",
+     old="scaler.step(optimizer)",
+     new=("scaler.unscale_(optimizer)\n"
+          "    optimizer.step()"))
 
 
-@mutant(replaces="scaled_fp16_step", why="forgets scaler.update(): the scale never shrinks or grows")
-def sc_no_update(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    return loss.item()
+edit("sc_no_update", within="scaled_fp16_step",
+     why="forgets scaler.update(): the scale never shrinks or grows",
+     old="    scaler.update()\n",
+     new="")
 
 
-@mutant(replaces="scaled_fp16_step", why="returns the scaled loss")
-def sc_returns_scaled(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaled = scaler.scale(loss)
-    scaled.backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return scaled.item()
+edit("sc_returns_scaled", within="scaled_fp16_step",
+     why="returns the scaled loss",
+     edits=[("scaler.scale(loss).backward()",
+            ("scaled = scaler.scale(loss)\n"
+            "    scaled.backward()")),
+           ("return loss.item()", "return scaled.item()")])
 
 
-@mutant(replaces="scaled_fp16_step", why="backward on the unscaled loss: float16 gradients underflow, and step divides them by S")
-def sc_unscaled_backward(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
+edit("sc_unscaled_backward", within="scaled_fp16_step",
+     why="backward on the unscaled loss: float16 gradients underflow, and step divides them by S",
+     old="scaler.scale(loss).backward()",
+     new="loss.backward()")
 
 
-@mutant(replaces="scaled_fp16_step", why="autocasts to bfloat16 instead of float16")
-def sc_bf16(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
+edit("sc_bf16", within="scaled_fp16_step",
+     why="autocasts to bfloat16 instead of float16",
+     old="with torch.autocast(device_type=x.device.type, dtype=torch.float16):",
+     new="with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):")
 
 
-@mutant(replaces="scaled_fp16_step", why="never clears gradients: a skipped step's inf gradients poison every later step")
-def sc_no_zero_grad(model, optimizer, loss_fn, x, y, scaler):
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
+edit("sc_no_zero_grad", within="scaled_fp16_step",
+     why="never clears gradients: a skipped step's inf gradients poison every later step",
+     old="    optimizer.zero_grad()\n",
+     new="")
 
 
-@mutant(replaces="scaled_fp16_step", why="zero_grad at the end: p.grad no longer holds the unscaled gradient on return")
-def sc_zero_grad_last(model, optimizer, loss_fn, x, y, scaler):
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    optimizer.zero_grad()
-    return loss.item()
+edit("sc_zero_grad_last", within="scaled_fp16_step",
+     why="zero_grad at the end: p.grad no longer holds the unscaled gradient on return",
+     edits=[("    optimizer.zero_grad()\n", ""),
+           ("scaler.update()",
+            ("scaler.update()\n"
+            "    optimizer.zero_grad()"))])
 
 
-@mutant(replaces="scaled_fp16_step", why="makes its own GradScaler: the caller's scale never changes")
+@mutant(replaces="scaled_fp16_step", why="makes its own GradScaler: the caller's scale never changes", against="db876d6ee1b3")
 def sc_own_scaler(model, optimizer, loss_fn, x, y, scaler):
     own = torch.amp.GradScaler(x.device.type)
     optimizer.zero_grad()
@@ -415,32 +287,23 @@ def sc_own_scaler(model, optimizer, loss_fn, x, y, scaler):
     return loss.item()
 
 
-@mutant(replaces="scaled_fp16_step", why="unscales and clips the gradient norm to 1.0 before scaler.step")
-def sc_clips(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
+edit("sc_clips", within="scaled_fp16_step",
+     why="unscales and clips the gradient norm to 1.0 before scaler.step",
+     old="scaler.scale(loss).backward()",
+     new=("scaler.scale(loss).backward()\n"
+          "    scaler.unscale_(optimizer)\n"
+          "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)"))
 
 
-@mutant(replaces="scaled_fp16_step", why="returns scaled loss / scale read after update(): wrong whenever the scale changed this step")
-def sc_divides_by_new_scale(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaled = scaler.scale(loss)
-    scaled.backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return scaled.item() / scaler.get_scale()
+edit("sc_divides_by_new_scale", within="scaled_fp16_step",
+     why="returns scaled loss / scale read after update(): wrong whenever the scale changed this step",
+     edits=[("scaler.scale(loss).backward()",
+            ("scaled = scaler.scale(loss)\n"
+            "    scaled.backward()")),
+           ("return loss.item()", "return scaled.item() / scaler.get_scale()")])
 
 
-@mutant(replaces="scaled_fp16_step", why="manual loss scaling that skips on a non-finite loss only and keeps S fixed (no halving, no growth)")
+@mutant(replaces="scaled_fp16_step", why="manual loss scaling that skips on a non-finite loss only and keeps S fixed (no halving, no growth)", against="db876d6ee1b3")
 def sc_manual_fixed_scale(model, optimizer, loss_fn, x, y, scaler):
     import math
     optimizer.zero_grad()
@@ -457,64 +320,51 @@ def sc_manual_fixed_scale(model, optimizer, loss_fn, x, y, scaler):
     return loss.item()
 
 
-@mutant(replaces="scaled_fp16_step", why="zero_grad(set_to_none=False): an unused parameter gets a zero grad and is decayed/moved")
-def sc_zero_grad_keep_zeros(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad(set_to_none=False)
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
+edit("sc_zero_grad_keep_zeros", within="scaled_fp16_step",
+     why="zero_grad(set_to_none=False): an unused parameter gets a zero grad and is decayed/moved",
+     old="optimizer.zero_grad()",
+     new="optimizer.zero_grad(set_to_none=False)")
 
 
-@mutant(replaces="scaled_fp16_step", why="loss computed outside autocast on the float16 output")
-def sc_loss_outside(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        out = model(x)
-    loss = loss_fn(out.float(), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
+edit("sc_loss_outside", within="scaled_fp16_step",
+     why="loss computed outside autocast on the float16 output",
+     old="loss = loss_fn(model(x), y)",
+     new=("out = model(x)\n"
+          "    loss = loss_fn(out.float(), y)"))
 
 
 # ---------------------------------------------------------------- bytes
 
-@mutant(replaces="mixed_precision_bytes_per_parameter", why="forgets the fp32 master copy: 2 + 2 + 8")
-def bytes_no_master_copy():
-    return 2 + 2 + 8
+edit("bytes_no_master_copy", within="mixed_precision_bytes_per_parameter",
+     why="forgets the fp32 master copy: 2 + 2 + 8",
+     old=("bf16, fp32 = 2, 4\n"
+          "    return bf16 + bf16 + fp32 + 2 * fp32"),
+     new="return 2 + 2 + 8")
 
 
-@mutant(replaces="mixed_precision_bytes_per_parameter", why="counts the gradient in fp32: 2 + 4 + 4 + 8")
-def bytes_fp32_grad():
-    return 2 + 4 + 4 + 8
+edit("bytes_fp32_grad", within="mixed_precision_bytes_per_parameter",
+     why="counts the gradient in fp32: 2 + 4 + 4 + 8",
+     old=("bf16, fp32 = 2, 4\n"
+          "    return bf16 + bf16 + fp32 + 2 * fp32"),
+     new="return 2 + 4 + 4 + 8")
 
 
-@mutant(replaces="mixed_precision_bytes_per_parameter", why="returns a float")
-def bytes_float():
-    return 16.0
+edit("bytes_float", within="mixed_precision_bytes_per_parameter",
+     why="returns a float",
+     old=("bf16, fp32 = 2, 4\n"
+          "    return bf16 + bf16 + fp32 + 2 * fp32"),
+     new="return 16.0")
 
 
-@mutant(replaces="mixed_precision_step", why="casts the targets to the autocast dtype too: the loss compares against rounded targets")
-def mp_target_cast(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        loss = loss_fn(model(x), y.to(dtype))
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+edit("mp_target_cast", within="mixed_precision_step",
+     why="casts the targets to the autocast dtype too: the loss compares against rounded targets",
+     old="loss = loss_fn(model(x), y)",
+     new="loss = loss_fn(model(x), y.to(dtype))")
 
 
-@mutant(replaces="scaled_fp16_step", why="returns early when the loss is not finite, without scaler.step/update: the scale is not halved")
-def sc_early_return_nonfinite(model, optimizer, loss_fn, x, y, scaler):
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    if not torch.isfinite(loss):
-        return loss.item()
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
+edit("sc_early_return_nonfinite", within="scaled_fp16_step",
+     why="returns early when the loss is not finite, without scaler.step/update: the scale is not halved",
+     old="loss = loss_fn(model(x), y)",
+     new=("loss = loss_fn(model(x), y)\n"
+          "    if not torch.isfinite(loss):\n"
+          "        return loss.item()"))

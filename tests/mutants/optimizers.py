@@ -9,10 +9,10 @@ import math
 
 import torch
 
-from grader.mutants import mutant
+from grader.mutants import edit, mutant
 
 
-@mutant(replaces="AdamW.step", why="AdamW without bias correction (uses m and v instead of m̂ and v̂)")
+@mutant(replaces="AdamW.step", why="AdamW without bias correction (uses m and v instead of m̂ and v̂)", against="161afdbfda51")
 def adamw_no_bias_correction(self, closure=None):
     for group in self.param_groups:
         lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
@@ -33,7 +33,7 @@ def adamw_no_bias_correction(self, closure=None):
                 p.addcdiv_(m, v.sqrt().add_(eps), value=-lr)
 
 
-@mutant(replaces="AdamW.step", why="Adam with L2 passed off as AdamW: λ·p added to the gradient, no decoupled decay")
+@mutant(replaces="AdamW.step", why="Adam with L2 passed off as AdamW: λ·p added to the gradient, no decoupled decay", against="161afdbfda51")
 def adamw_is_adam_l2(self, closure=None):
     for group in self.param_groups:
         lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
@@ -55,7 +55,7 @@ def adamw_is_adam_l2(self, closure=None):
                 p.sub_(lr * m_hat / (v_hat.sqrt() + eps))
 
 
-@mutant(replaces="AdamW.step", why="decoupled decay not scaled by the learning rate: p ← p − λ·p")
+@mutant(replaces="AdamW.step", why="decoupled decay not scaled by the learning rate: p ← p − λ·p", against="161afdbfda51")
 def adamw_decay_not_scaled_by_lr(self, closure=None):
     for group in self.param_groups:
         lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
@@ -77,7 +77,7 @@ def adamw_decay_not_scaled_by_lr(self, closure=None):
                 p.sub_(decay * p)
 
 
-@mutant(replaces="AdamW.step", why="uses the default lr for every parameter group (ignores a group's own lr)")
+@mutant(replaces="AdamW.step", why="uses the default lr for every parameter group (ignores a group's own lr)", against="161afdbfda51")
 def adamw_ignores_group_lr(self, closure=None):
     lr = self.defaults["lr"]
     for group in self.param_groups:
@@ -100,7 +100,7 @@ def adamw_ignores_group_lr(self, closure=None):
 
 
 @mutant(replaces="AdamW.step", why="keeps the step count in an attribute of the optimizer, not in self.state "
-                                   "(lost by a state_dict round trip: bias correction restarts)")
+                                   "(lost by a state_dict round trip: bias correction restarts)", against="161afdbfda51")
 def adamw_step_count_attribute(self, closure=None):
     if not hasattr(self, "t"):
         self.t = 0
@@ -123,7 +123,7 @@ def adamw_step_count_attribute(self, closure=None):
                 p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
 
 
-@mutant(replaces="AdamW.step", why="treats a missing gradient as zero: decays (and keeps state for) unused parameters")
+@mutant(replaces="AdamW.step", why="treats a missing gradient as zero: decays (and keeps state for) unused parameters", against="161afdbfda51")
 def adamw_none_grad_as_zero(self, closure=None):
     for group in self.param_groups:
         lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
@@ -143,7 +143,7 @@ def adamw_none_grad_as_zero(self, closure=None):
                 p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
 
 
-@mutant(replaces="AdamW.step", why="bias corrections one step ahead: 1 − β^(t+1) instead of 1 − β^t")
+@mutant(replaces="AdamW.step", why="bias corrections one step ahead: 1 − β^(t+1) instead of 1 − β^t", against="161afdbfda51")
 def adamw_bias_correction_off_by_one(self, closure=None):
     for group in self.param_groups:
         lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
@@ -164,7 +164,7 @@ def adamw_bias_correction_off_by_one(self, closure=None):
                 p.sub_(lr * (m / (1.0 - beta1 ** (t + 1))) / ((v / (1.0 - beta2 ** (t + 1))).sqrt() + eps))
 
 
-@mutant(replaces="AdamW.step", why="uses the default weight_decay for every group (ignores a group's own weight_decay)")
+@mutant(replaces="AdamW.step", why="uses the default weight_decay for every group (ignores a group's own weight_decay)", against="161afdbfda51")
 def adamw_ignores_group_decay(self, closure=None):
     decay = self.defaults["weight_decay"]
     for group in self.param_groups:
@@ -186,7 +186,7 @@ def adamw_ignores_group_decay(self, closure=None):
                 p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
 
 
-@mutant(replaces="Adam.step", why="Adam applies weight decay decoupled (as AdamW) instead of as L2 in the gradient")
+@mutant(replaces="Adam.step", why="Adam applies weight decay decoupled (as AdamW) instead of as L2 in the gradient", against="080aad05d981")
 def adam_decoupled_decay(self, closure=None):
     for group in self.param_groups:
         lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
@@ -207,7 +207,7 @@ def adam_decoupled_decay(self, closure=None):
                 p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
 
 
-@mutant(replaces="Adam.step", why="Adam ignores weight_decay (no L2 term in the gradient)")
+@mutant(replaces="Adam.step", why="Adam ignores weight_decay (no L2 term in the gradient)", against="080aad05d981")
 def adam_no_l2(self, closure=None):
     for group in self.param_groups:
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
@@ -227,7 +227,7 @@ def adam_no_l2(self, closure=None):
                 p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
 
 
-@mutant(replaces="AdaGrad.step", why="AdaGrad without accumulation: s ← g² instead of s ← s + g²")
+@mutant(replaces="AdaGrad.step", why="AdaGrad without accumulation: s ← g² instead of s ← s + g²", against="0651755930ba")
 def adagrad_no_accumulation(self, closure=None):
     for group in self.param_groups:
         for p in group["params"]:
@@ -239,7 +239,7 @@ def adagrad_no_accumulation(self, closure=None):
                 p.sub_(group["lr"] * p.grad / (state["sum"].sqrt() + group["eps"]))
 
 
-@mutant(replaces="AdaGrad.step", why="AdaGrad averages the squared gradients (RMSProp-like) instead of summing them")
+@mutant(replaces="AdaGrad.step", why="AdaGrad averages the squared gradients (RMSProp-like) instead of summing them", against="0651755930ba")
 def adagrad_mean_of_squares(self, closure=None):
     for group in self.param_groups:
         for p in group["params"]:
@@ -255,7 +255,7 @@ def adagrad_mean_of_squares(self, closure=None):
                 p.sub_(group["lr"] * p.grad / ((state["sum"] / state["n"]).sqrt() + group["eps"]))
 
 
-@mutant(replaces="AdaGrad.step", why="ε inside the square root: √(s + ε)")
+@mutant(replaces="AdaGrad.step", why="ε inside the square root: √(s + ε)", against="0651755930ba")
 def adagrad_eps_inside_sqrt(self, closure=None):
     for group in self.param_groups:
         for p in group["params"]:
@@ -269,7 +269,7 @@ def adagrad_eps_inside_sqrt(self, closure=None):
                 p.sub_(group["lr"] * p.grad / (state["sum"] + group["eps"]).sqrt())
 
 
-@mutant(replaces="RMSProp.step", why="ε inside the square root: √(v + ε)")
+@mutant(replaces="RMSProp.step", why="ε inside the square root: √(v + ε)", against="0bc6b373b0f3")
 def rmsprop_eps_inside_sqrt(self, closure=None):
     for group in self.param_groups:
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
@@ -285,7 +285,7 @@ def rmsprop_eps_inside_sqrt(self, closure=None):
                 p.sub_(lr * p.grad / (v + eps).sqrt())
 
 
-@mutant(replaces="RMSProp.step", why="RMSProp sums instead of averaging: v ← α·v + g² (no 1 − α)")
+@mutant(replaces="RMSProp.step", why="RMSProp sums instead of averaging: v ← α·v + g² (no 1 − α)", against="0bc6b373b0f3")
 def rmsprop_sum(self, closure=None):
     for group in self.param_groups:
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
@@ -301,7 +301,7 @@ def rmsprop_sum(self, closure=None):
                 p.sub_(lr * p.grad / (v.sqrt() + eps))
 
 
-@mutant(replaces="RMSProp.step", why="RMSProp with α and 1 − α swapped: v ← (1−α)·v + α·g²")
+@mutant(replaces="RMSProp.step", why="RMSProp with α and 1 − α swapped: v ← (1−α)·v + α·g²", against="0bc6b373b0f3")
 def rmsprop_alpha_swapped(self, closure=None):
     for group in self.param_groups:
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
@@ -317,7 +317,7 @@ def rmsprop_alpha_swapped(self, closure=None):
                 p.sub_(lr * p.grad / (v.sqrt() + eps))
 
 
-@mutant(replaces="SGD.step", why="momentum with dampening: b ← μ·b + (1 − μ)·g")
+@mutant(replaces="SGD.step", why="momentum with dampening: b ← μ·b + (1 − μ)·g", against="cc305fb49a50")
 def sgd_dampened_momentum(self, closure=None):
     for group in self.param_groups:
         lr, mu = group["lr"], group["momentum"]
@@ -336,7 +336,7 @@ def sgd_dampened_momentum(self, closure=None):
                 p.sub_(lr * b)
 
 
-@mutant(replaces="SGD.step", why="momentum buffers kept in a dict attribute keyed by id(p), not in self.state (lost by a state_dict round trip)")
+@mutant(replaces="SGD.step", why="momentum buffers kept in a dict attribute keyed by id(p), not in self.state (lost by a state_dict round trip)", against="cc305fb49a50")
 def sgd_buffer_attribute(self, closure=None):
     if not hasattr(self, "buffers"):
         self.buffers = {}
@@ -356,53 +356,44 @@ def sgd_buffer_attribute(self, closure=None):
                 p.sub_(lr * self.buffers[id(p)])
 
 
-@mutant(replaces="optimizer_state_bytes", why="counts elements instead of bytes")
-def state_numel(optimizer):
-    return sum(v.numel() for s in optimizer.state.values() for v in s.values() if isinstance(v, torch.Tensor))
+edit("state_numel", within="optimizer_state_bytes",
+     why="counts elements instead of bytes",
+     old=("return sum(value.numel() * value.element_size()\n"
+          "               for state in optimizer.state.values() for value in state.values()\n"
+          "               if isinstance(value, torch.Tensor))"),
+     new="return sum(v.numel() for s in optimizer.state.values() for v in s.values() if isinstance(v, torch.Tensor))")
 
 
-@mutant(replaces="optimizer_state_bytes", why="adds the parameters' own memory to the optimizer state")
-def state_plus_params(optimizer):
-    state = sum(v.numel() * v.element_size() for s in optimizer.state.values() for v in s.values()
-                if isinstance(v, torch.Tensor))
-    params = sum(p.numel() * p.element_size() for g in optimizer.param_groups for p in g["params"])
-    return state + params
+edit("state_plus_params", within="optimizer_state_bytes",
+     why="adds the parameters' own memory to the optimizer state",
+     old=("return sum(value.numel() * value.element_size()\n"
+          "               for state in optimizer.state.values() for value in state.values()\n"
+          "               if isinstance(value, torch.Tensor))"),
+     new=("state = sum(v.numel() * v.element_size() for s in optimizer.state.values() for v in s.values()\n"
+          "                if isinstance(v, torch.Tensor))\n"
+          '    params = sum(p.numel() * p.element_size() for g in optimizer.param_groups for p in g["params"])\n'
+          "    return state + params"))
 
 
-@mutant(replaces="optimizer_state_bytes", why="skips 0-d tensors (torch.optim's tensor step counts are state too)")
-def state_skips_scalars(optimizer):
-    return sum(v.numel() * v.element_size() for s in optimizer.state.values() for v in s.values()
-               if isinstance(v, torch.Tensor) and v.dim() > 0)
+edit("state_skips_scalars", within="optimizer_state_bytes",
+     why="skips 0-d tensors (torch.optim's tensor step counts are state too)",
+     old=("return sum(value.numel() * value.element_size()\n"
+          "               for state in optimizer.state.values() for value in state.values()\n"
+          "               if isinstance(value, torch.Tensor))"),
+     new=("return sum(v.numel() * v.element_size() for s in optimizer.state.values() for v in s.values()\n"
+          "               if isinstance(v, torch.Tensor) and v.dim() > 0)"))
 
 
 # ---- breaking pass (2026-11-22, written before reading the tests) ----
 # ---------------------------------------------------------------- SGD
 
-@mutant(replaces="SGD.step", why="momentum buffer aliases p.grad (no clone): zero_grad(set_to_none=False) zeroes it")
-@torch.no_grad()
-def brk_sgd_buffer_aliases_grad(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, momentum = group["lr"], group["momentum"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            update = p.grad
-            if momentum != 0.0:
-                state = self.state[p]
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = update
-                else:
-                    state["momentum_buffer"].mul_(momentum).add_(update)
-                update = state["momentum_buffer"]
-            p.add_(update, alpha=-lr)
-    return loss
+edit("brk_sgd_buffer_aliases_grad", within="SGD.step",
+     why="momentum buffer aliases p.grad (no clone): zero_grad(set_to_none=False) zeroes it",
+     old='state["momentum_buffer"] = update.clone()',
+     new='state["momentum_buffer"] = update')
 
 
-@mutant(replaces="SGD.__init__", why="the lecture's default learning rate 0.01 instead of torch's 1e-3")
+@mutant(replaces="SGD.__init__", why="the lecture's default learning rate 0.01 instead of torch's 1e-3", against="1f4ea975d161")
 def brk_sgd_lecture_default_lr(self, params, lr=0.01, momentum=0.0):
     if lr < 0.0:
         raise ValueError(f"invalid learning rate {lr}")
@@ -411,119 +402,75 @@ def brk_sgd_lecture_default_lr(self, params, lr=0.01, momentum=0.0):
     super().__init__(params, {"lr": lr, "momentum": momentum})
 
 
-@mutant(replaces="SGD.step", why="momentum read from self.defaults: a group's own momentum is ignored")
-@torch.no_grad()
-def brk_sgd_momentum_from_defaults(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, momentum = group["lr"], self.defaults["momentum"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            update = p.grad
-            if momentum != 0.0:
-                state = self.state[p]
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = update.clone()
-                else:
-                    state["momentum_buffer"].mul_(momentum).add_(update)
-                update = state["momentum_buffer"]
-            p.add_(update, alpha=-lr)
-    return loss
+edit("brk_sgd_momentum_from_defaults", within="SGD.step",
+     why="momentum read from self.defaults: a group's own momentum is ignored",
+     old='lr, momentum = group["lr"], group["momentum"]',
+     new='lr, momentum = group["lr"], self.defaults["momentum"]')
 
 
-@mutant(replaces="SGD.step", why="keeps a zero momentum buffer even when momentum is 0 (state where there should be none)")
-@torch.no_grad()
-def brk_sgd_state_without_momentum(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, momentum = group["lr"], group["momentum"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if "momentum_buffer" not in state:
-                state["momentum_buffer"] = p.grad.clone()
-            else:
-                state["momentum_buffer"].mul_(momentum).add_(p.grad)
-            p.add_(state["momentum_buffer"], alpha=-lr)
-    return loss
+edit("brk_sgd_state_without_momentum", within="SGD.step",
+     why="keeps a zero momentum buffer even when momentum is 0 (state where there should be none)",
+     edits=[("update = p.grad", "state = self.state[p]"),
+           (("if momentum != 0.0:\n"
+            "                    state = self.state[p]\n"
+            '                    if "momentum_buffer" not in state:\n'
+            '                        state["momentum_buffer"] = update.clone()\n'
+            "                    else:\n"
+            '                        state["momentum_buffer"].mul_(momentum).add_(update)\n'
+            '                    update = state["momentum_buffer"]'),
+            ('if "momentum_buffer" not in state:\n'
+            '                    state["momentum_buffer"] = p.grad.clone()\n'
+            "                else:\n"
+            '                    state["momentum_buffer"].mul_(momentum).add_(p.grad)')),
+           ("p.add_(update, alpha=-lr)", 'p.add_(state["momentum_buffer"], alpha=-lr)')])
 
 
-@mutant(replaces="SGD.__init__", why="lr captured in an attribute at construction: later changes to param_groups[i]['lr'] ignored")
-def brk_sgd_lr_attribute(self, params, lr=1e-3, momentum=0.0):
-    if lr < 0.0:
-        raise ValueError(f"invalid learning rate {lr}")
-    if momentum < 0.0:
-        raise ValueError(f"invalid momentum {momentum}")
-    super().__init__(params, {"lr": lr, "momentum": momentum})
-    for group in self.param_groups:
-        group["params"] = list(group["params"])
-    lrs = [g["lr"] for g in self.param_groups]
-
-    def step(closure=None):
-        with torch.no_grad():
-            loss = None
-            if closure is not None:
-                with torch.enable_grad():
-                    loss = closure()
-            for group, lr0 in zip(self.param_groups, lrs):
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    update = p.grad
-                    if group["momentum"] != 0.0:
-                        state = self.state[p]
-                        if "momentum_buffer" not in state:
-                            state["momentum_buffer"] = update.clone()
-                        else:
-                            state["momentum_buffer"].mul_(group["momentum"]).add_(update)
-                        update = state["momentum_buffer"]
-                    p.add_(update, alpha=-lr0)
-            return loss
-    self.step = step
+edit("brk_sgd_lr_attribute", within="SGD.__init__",
+     why="lr captured in an attribute at construction: later changes to param_groups[i]['lr'] ignored",
+     old='super().__init__(params, {"lr": lr, "momentum": momentum})',
+     new=('super().__init__(params, {"lr": lr, "momentum": momentum})\n'
+          "        for group in self.param_groups:\n"
+          '            group["params"] = list(group["params"])\n'
+          '        lrs = [g["lr"] for g in self.param_groups]\n'
+          "\n"
+          "        def step(closure=None):\n"
+          "            with torch.no_grad():\n"
+          "                loss = None\n"
+          "                if closure is not None:\n"
+          "                    with torch.enable_grad():\n"
+          "                        loss = closure()\n"
+          "                for group, lr0 in zip(self.param_groups, lrs):\n"
+          '                    for p in group["params"]:\n'
+          "                        if p.grad is None:\n"
+          "                            continue\n"
+          "                        update = p.grad\n"
+          '                        if group["momentum"] != 0.0:\n'
+          "                            state = self.state[p]\n"
+          '                            if "momentum_buffer" not in state:\n'
+          '                                state["momentum_buffer"] = update.clone()\n'
+          "                            else:\n"
+          '                                state["momentum_buffer"].mul_(group["momentum"]).add_(update)\n'
+          '                            update = state["momentum_buffer"]\n'
+          "                        p.add_(update, alpha=-lr0)\n"
+          "                return loss\n"
+          "        self.step = step"))
 
 
-@mutant(replaces="SGD.__init__", why="rejects lr == 0 (lr <= 0), a valid learning rate (e.g. a warm-up start)")
-def brk_sgd_rejects_zero_lr(self, params, lr=1e-3, momentum=0.0):
-    if lr <= 0.0:
-        raise ValueError(f"invalid learning rate {lr}")
-    if momentum < 0.0:
-        raise ValueError(f"invalid momentum {momentum}")
-    super().__init__(params, {"lr": lr, "momentum": momentum})
+edit("brk_sgd_rejects_zero_lr", within="SGD.__init__",
+     why="rejects lr == 0 (lr <= 0), a valid learning rate (e.g. a warm-up start)",
+     old="if lr < 0.0:",
+     new="if lr <= 0.0:")
 
 
 # ---------------------------------------------------------------- AdaGrad
 
-@mutant(replaces="AdaGrad.step", why="the lecture's AdaGrad: eps inside the square root, sqrt(s + eps)")
-@torch.no_grad()
-def brk_adagrad_eps_inside_sqrt(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, eps = group["lr"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if "sum" not in state:
-                state["sum"] = torch.zeros_like(p)
-            s = state["sum"]
-            s.addcmul_(g, g)
-            p.addcdiv_(g, (s + eps).sqrt(), value=-lr)
-    return loss
+edit("brk_adagrad_eps_inside_sqrt", within="AdaGrad.step",
+     why="the lecture's AdaGrad: eps inside the square root, sqrt(s + eps)",
+     old="p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)",
+     new="p.addcdiv_(g, (s + eps).sqrt(), value=-lr)")
 
 
-@mutant(replaces="AdaGrad.__init__", why="the lecture's default eps 1e-5 instead of torch's 1e-10")
+@mutant(replaces="AdaGrad.__init__", why="the lecture's default eps 1e-5 instead of torch's 1e-10", against="41853dec5951")
 def brk_adagrad_lecture_eps(self, params, lr=1e-2, eps=1e-5):
     if lr < 0.0:
         raise ValueError(f"invalid learning rate {lr}")
@@ -532,310 +479,109 @@ def brk_adagrad_lecture_eps(self, params, lr=1e-2, eps=1e-5):
     super().__init__(params, {"lr": lr, "eps": eps})
 
 
-@mutant(replaces="AdaGrad.step", why="state created with torch.zeros(*p.shape): breaks on a 0-d parameter")
-@torch.no_grad()
-def brk_adagrad_zeros_star_shape(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, eps = group["lr"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if "sum" not in state:
-                state["sum"] = torch.zeros(*p.shape, dtype=p.dtype, device=p.device)
-            s = state["sum"]
-            s.addcmul_(g, g)
-            p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
-    return loss
+edit("brk_adagrad_zeros_star_shape", within="AdaGrad.step",
+     why="state created with torch.zeros(*p.shape): breaks on a 0-d parameter",
+     old='state["sum"] = torch.zeros_like(p)',
+     new='state["sum"] = torch.zeros(*p.shape, dtype=p.dtype, device=p.device)')
 
 
-@mutant(replaces="AdaGrad.step", why="eps read from self.defaults: a group's own eps is ignored")
-@torch.no_grad()
-def brk_adagrad_eps_from_defaults(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, eps = group["lr"], self.defaults["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if "sum" not in state:
-                state["sum"] = torch.zeros_like(p)
-            s = state["sum"]
-            s.addcmul_(g, g)
-            p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
-    return loss
+edit("brk_adagrad_eps_from_defaults", within="AdaGrad.step",
+     why="eps read from self.defaults: a group's own eps is ignored",
+     old='lr, eps = group["lr"], group["eps"]',
+     new='lr, eps = group["lr"], self.defaults["eps"]')
 
 
 # ---------------------------------------------------------------- RMSProp
 
-@mutant(replaces="RMSProp.step", why="eps inside the square root: sqrt(v + eps)")
-@torch.no_grad()
-def brk_rmsprop_eps_inside_sqrt(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if "square_avg" not in state:
-                state["square_avg"] = torch.zeros_like(p)
-            v = state["square_avg"]
-            v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
-            p.addcdiv_(g, (v + eps).sqrt(), value=-lr)
-    return loss
+edit("brk_rmsprop_eps_inside_sqrt", within="RMSProp.step",
+     why="eps inside the square root: sqrt(v + eps)",
+     old="p.addcdiv_(g, v.sqrt().add_(eps), value=-lr)",
+     new="p.addcdiv_(g, (v + eps).sqrt(), value=-lr)")
 
 
-@mutant(replaces="RMSProp.step", why="alpha read from self.defaults: a group's own alpha is ignored")
-@torch.no_grad()
-def brk_rmsprop_alpha_from_defaults(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, alpha, eps = group["lr"], self.defaults["alpha"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if "square_avg" not in state:
-                state["square_avg"] = torch.zeros_like(p)
-            v = state["square_avg"]
-            v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
-            p.addcdiv_(g, v.sqrt().add_(eps), value=-lr)
-    return loss
+edit("brk_rmsprop_alpha_from_defaults", within="RMSProp.step",
+     why="alpha read from self.defaults: a group's own alpha is ignored",
+     old='lr, alpha, eps = group["lr"], group["alpha"], group["eps"]',
+     new='lr, alpha, eps = group["lr"], self.defaults["alpha"], group["eps"]')
 
 
-@mutant(replaces="RMSProp.step", why="clips the gradient norm to 1 before the update (a 'stability' extra torch does not do)")
-@torch.no_grad()
-def brk_rmsprop_clips_grad(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            n = g.norm()
-            if n > 1.0:
-                g = g / n
-            state = self.state[p]
-            if "square_avg" not in state:
-                state["square_avg"] = torch.zeros_like(p)
-            v = state["square_avg"]
-            v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
-            p.addcdiv_(g, v.sqrt().add_(eps), value=-lr)
-    return loss
+edit("brk_rmsprop_clips_grad", within="RMSProp.step",
+     why="clips the gradient norm to 1 before the update (a 'stability' extra torch does not do)",
+     old="g = p.grad",
+     new=("g = p.grad\n"
+          "                n = g.norm()\n"
+          "                if n > 1.0:\n"
+          "                    g = g / n"))
 
 
-@mutant(replaces="RMSProp.__init__", why="rejects alpha == 0 (0 < alpha < 1), which the docstring allows")
-def brk_rmsprop_rejects_alpha0(self, params, lr=1e-2, alpha=0.99, eps=1e-8):
-    if lr < 0.0:
-        raise ValueError(f"invalid learning rate {lr}")
-    if eps < 0.0:
-        raise ValueError(f"invalid epsilon {eps}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"invalid alpha {alpha}")
-    super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps})
+edit("brk_rmsprop_rejects_alpha0", within="RMSProp.__init__",
+     why="rejects alpha == 0 (0 < alpha < 1), which the docstring allows",
+     old="if not 0.0 <= alpha < 1.0:",
+     new="if not 0.0 < alpha < 1.0:")
 
 
 # ---------------------------------------------------------------- Adam
 
-@mutant(replaces="Adam.step", why="one global step count for the bias corrections: wrong for a parameter that skipped steps (grad None)")
-@torch.no_grad()
-def brk_adam_global_step(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        group["t"] = group.get("t", 0) + 1
-        t = group["t"]
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] = t
-            m, v = state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("brk_adam_global_step", within="Adam.step",
+     why="one global step count for the bias corrections: wrong for a parameter that skipped steps (grad "
+         "None)",
+     edits=[('            lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]',
+            ('            group["t"] = group.get("t", 0) + 1\n'
+            '            t = group["t"]\n'
+            '            lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]')),
+           ('state["step"] += 1', 'state["step"] = t'),
+           ('t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]',
+            'm, v = state["exp_avg"], state["exp_avg_sq"]')])
 
 
-@mutant(replaces="Adam.step", why="the step count advances on steps where the gradient is None (state made before the None check)")
-@torch.no_grad()
-def brk_adam_counts_none_steps(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            if p.grad is None:
-                continue
-            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("brk_adam_counts_none_steps", within="Adam.step",
+     why="the step count advances on steps where the gradient is None (state made before the None check)",
+     edits=[(("                if p.grad is None:\n"
+            "                    continue\n"
+            "                g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)\n"),
+            ""),
+           ('state["step"] += 1',
+            ('state["step"] += 1\n'
+            "                if p.grad is None:\n"
+            "                    continue\n"
+            "                g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)"))])
 
 
-@mutant(replaces="Adam.step", why="L2 term added to p.grad in place: modifies the gradient the caller sees")
-@torch.no_grad()
-def brk_adam_modifies_grad(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            if decay != 0.0:
-                g.add_(p, alpha=decay)
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("brk_adam_modifies_grad", within="Adam.step",
+     why="L2 term added to p.grad in place: modifies the gradient the caller sees",
+     old="g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)",
+     new=("g = p.grad\n"
+          "                if decay != 0.0:\n"
+          "                    g.add_(p, alpha=decay)"))
 
 
-@mutant(replaces="Adam.step", why="eps inside the square root of v-hat: sqrt(v_hat + eps)")
-@torch.no_grad()
-def brk_adam_eps_inside_sqrt(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v / (1.0 - beta2**t) + eps).sqrt()
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("brk_adam_eps_inside_sqrt", within="Adam.step",
+     why="eps inside the square root of v-hat: sqrt(v_hat + eps)",
+     old="denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)",
+     new="denom = (v / (1.0 - beta2**t) + eps).sqrt()")
 
 
-@mutant(replaces="Adam.step", why="betas read from self.defaults: a group's own betas are ignored")
-@torch.no_grad()
-def brk_adam_betas_from_defaults(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], self.defaults["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("brk_adam_betas_from_defaults", within="Adam.step",
+     why="betas read from self.defaults: a group's own betas are ignored",
+     old='lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]',
+     new='lr, (beta1, beta2), eps, decay = group["lr"], self.defaults["betas"], group["eps"], group["weight_decay"]')
 
 
-@mutant(replaces="Adam.step", why="moment state allocated as float32 torch.zeros(p.shape): wrong dtype for float64 parameters")
-@torch.no_grad()
-def brk_adam_fp32_state(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros(p.shape, device=p.device)
-                state["exp_avg_sq"] = torch.zeros(p.shape, device=p.device)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("brk_adam_fp32_state", within="Adam.step",
+     why="moment state allocated as float32 torch.zeros(p.shape): wrong dtype for float64 parameters",
+     edits=[('state["exp_avg"] = torch.zeros_like(p)',
+            'state["exp_avg"] = torch.zeros(p.shape, device=p.device)'),
+           ('state["exp_avg_sq"] = torch.zeros_like(p)',
+            'state["exp_avg_sq"] = torch.zeros(p.shape, device=p.device)')])
 
 
-@mutant(replaces="Adam.__init__", why="accepts beta == 1 (0 <= b <= 1): the bias correction then divides by zero")
-def brk_adam_accepts_beta_one(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
-    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
-        raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")
-    if not all(0.0 <= b <= 1.0 for b in betas):
-        raise ValueError(f"invalid betas {betas}")
-    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+edit("brk_adam_accepts_beta_one", within="Adam.__init__",
+     why="accepts beta == 1 (0 <= b <= 1): the bias correction then divides by zero",
+     old="if not all(0.0 <= b < 1.0 for b in betas):",
+     new="if not all(0.0 <= b <= 1.0 for b in betas):")
 
 
-@mutant(replaces="Adam.step", why="closure called after the update: returns the loss of the new parameters")
+@mutant(replaces="Adam.step", why="closure called after the update: returns the loss of the new parameters", against="080aad05d981")
 @torch.no_grad()
 def brk_adam_closure_after(self, closure=None):
     for group in self.param_groups:
@@ -864,64 +610,21 @@ def brk_adam_closure_after(self, closure=None):
 
 # ---------------------------------------------------------------- AdamW
 
-@mutant(replaces="AdamW.step", why="weight decay read from self.defaults: a no-decay group (biases) is still decayed")
-@torch.no_grad()
-def brk_adamw_decay_from_defaults(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], self.defaults["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            p.mul_(1.0 - lr * decay)
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("brk_adamw_decay_from_defaults", within="AdamW.step",
+     why="weight decay read from self.defaults: a no-decay group (biases) is still decayed",
+     old='lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]',
+     new='lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], self.defaults["weight_decay"]')
 
 
-@mutant(replaces="AdamW.step", why="decay uses the lr of the first step (cached in state): a changed lr does not rescale it")
-@torch.no_grad()
-def brk_adamw_cached_decay_lr(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-                state["shrink"] = 1.0 - lr * decay
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            p.mul_(state["shrink"])
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("brk_adamw_cached_decay_lr", within="AdamW.step",
+     why="decay uses the lr of the first step (cached in state): a changed lr does not rescale it",
+     edits=[('state["exp_avg_sq"] = torch.zeros_like(p)',
+            ('state["exp_avg_sq"] = torch.zeros_like(p)\n'
+            '                    state["shrink"] = 1.0 - lr * decay')),
+           ("p.mul_(1.0 - lr * decay)", 'p.mul_(state["shrink"])')])
 
 
-@mutant(replaces="AdamW.__init__", why="Adam's default weight_decay 0 instead of AdamW's 1e-2")
+@mutant(replaces="AdamW.__init__", why="Adam's default weight_decay 0 instead of AdamW's 1e-2", against="a06c3afd6ce5")
 def brk_adamw_default_decay_zero(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
     if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
         raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")
@@ -930,67 +633,51 @@ def brk_adamw_default_decay_zero(self, params, lr=1e-3, betas=(0.9, 0.999), eps=
     super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
 
 
-@mutant(replaces="AdamW.step", why="global step count kept on the optimizer object: lost by a state_dict round trip, wrong with skipped steps")
-@torch.no_grad()
-def brk_adamw_step_attribute(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    if not hasattr(self, "_t"):
-        self._t = 0
-    self._t += 1
-    t = self._t
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] = t
-            m, v = state["exp_avg"], state["exp_avg_sq"]
-            p.mul_(1.0 - lr * decay)
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("brk_adamw_step_attribute", within="AdamW.step",
+     why="global step count kept on the optimizer object: lost by a state_dict round trip, wrong with "
+         "skipped steps",
+     edits=[("loss = closure()",
+            ("loss = closure()\n"
+            '        if not hasattr(self, "_t"):\n'
+            "            self._t = 0\n"
+            "        self._t += 1\n"
+            "        t = self._t")),
+           (('state["step"] += 1\n'
+            '                t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]'),
+            ('state["step"] = t\n'
+            '                m, v = state["exp_avg"], state["exp_avg_sq"]'))])
 
 
 # ---------------------------------------------------------------- optimizer_state_bytes
 
-@mutant(replaces="optimizer_state_bytes", why="assumes 4 bytes per state element whatever the dtype")
-def brk_state_bytes_fp32(optimizer):
-    return sum(value.numel() * 4
-               for state in optimizer.state.values() for value in state.values()
-               if isinstance(value, torch.Tensor))
+edit("brk_state_bytes_fp32", within="optimizer_state_bytes",
+     why="assumes 4 bytes per state element whatever the dtype",
+     old="return sum(value.numel() * value.element_size()",
+     new="return sum(value.numel() * 4")
 
 
-@mutant(replaces="optimizer_state_bytes", why="skips 0-d tensors (torch's tensor step counts)")
-def brk_state_bytes_skips_scalars(optimizer):
-    return sum(value.numel() * value.element_size()
-               for state in optimizer.state.values() for value in state.values()
-               if isinstance(value, torch.Tensor) and value.dim() > 0)
+edit("brk_state_bytes_skips_scalars", within="optimizer_state_bytes",
+     why="skips 0-d tensors (torch's tensor step counts)",
+     old="if isinstance(value, torch.Tensor))",
+     new="if isinstance(value, torch.Tensor) and value.dim() > 0)")
 
 
-@mutant(replaces="optimizer_state_bytes", why="counts only the params of the first param group")
-def brk_state_bytes_first_group(optimizer):
-    total = 0
-    for p in optimizer.param_groups[0]["params"]:
-        for value in optimizer.state.get(p, {}).values():
-            if isinstance(value, torch.Tensor):
-                total += value.numel() * value.element_size()
-    return total
+edit("brk_state_bytes_first_group", within="optimizer_state_bytes",
+     why="counts only the params of the first param group",
+     old=("return sum(value.numel() * value.element_size()\n"
+          "               for state in optimizer.state.values() for value in state.values()\n"
+          "               if isinstance(value, torch.Tensor))"),
+     new=("total = 0\n"
+          '    for p in optimizer.param_groups[0]["params"]:\n'
+          "        for value in optimizer.state.get(p, {}).values():\n"
+          "            if isinstance(value, torch.Tensor):\n"
+          "                total += value.numel() * value.element_size()\n"
+          "    return total"))
 
 
 # ---- the torch.optim rule: correct trajectories, but through torch.optim's own update code ----
 
-@mutant(replaces="SGD.step", why="delegates the update to torch.optim.sgd.sgd (torch's functional SGD)")
+@mutant(replaces="SGD.step", why="delegates the update to torch.optim.sgd.sgd (torch's functional SGD)", against="cc305fb49a50")
 @torch.no_grad()
 def brk_sgd_functional(self, closure=None):
     from torch.optim.sgd import sgd
@@ -1012,7 +699,7 @@ def brk_sgd_functional(self, closure=None):
     return loss
 
 
-@mutant(replaces="AdamW.step", why="delegates the update to torch.optim.adamw.adamw (torch's functional AdamW)")
+@mutant(replaces="AdamW.step", why="delegates the update to torch.optim.adamw.adamw (torch's functional AdamW)", against="161afdbfda51")
 @torch.no_grad()
 def brk_adamw_functional(self, closure=None):
     import torch.optim.adamw as functional
@@ -1038,7 +725,7 @@ def brk_adamw_functional(self, closure=None):
     return loss
 
 
-@mutant(replaces="AdaGrad.step", why="calls torch.optim.adagrad's single-tensor kernel (imported under another name)")
+@mutant(replaces="AdaGrad.step", why="calls torch.optim.adagrad's single-tensor kernel (imported under another name)", against="0651755930ba")
 @torch.no_grad()
 def brk_adagrad_kernel(self, closure=None):
     import torch as T
@@ -1066,29 +753,13 @@ def brk_adagrad_kernel(self, closure=None):
 
 # ---- more breaking-pass mutants (defaults from other libraries, dtype, eager state) ----
 
-@mutant(replaces="AdaGrad.step", why="TensorFlow's initial accumulator 0.1 instead of 0")
-@torch.no_grad()
-def brk_adagrad_tf_accumulator(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, eps = group["lr"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if "sum" not in state:
-                state["sum"] = torch.full_like(p, 0.1)
-            s = state["sum"]
-            s.addcmul_(g, g)
-            p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
-    return loss
+edit("brk_adagrad_tf_accumulator", within="AdaGrad.step",
+     why="TensorFlow's initial accumulator 0.1 instead of 0",
+     old='state["sum"] = torch.zeros_like(p)',
+     new='state["sum"] = torch.full_like(p, 0.1)')
 
 
-@mutant(replaces="RMSProp.__init__", why="Hinton's lecture default alpha 0.9 instead of torch's 0.99")
+@mutant(replaces="RMSProp.__init__", why="Hinton's lecture default alpha 0.9 instead of torch's 0.99", against="d0dde02a7f09")
 def brk_rmsprop_default_alpha(self, params, lr=1e-2, alpha=0.9, eps=1e-8):
     if lr < 0.0:
         raise ValueError(f"invalid learning rate {lr}")
@@ -1099,7 +770,7 @@ def brk_rmsprop_default_alpha(self, params, lr=1e-2, alpha=0.9, eps=1e-8):
     super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps})
 
 
-@mutant(replaces="Adam.__init__", why="Keras' default eps 1e-7 instead of torch's 1e-8")
+@mutant(replaces="Adam.__init__", why="Keras' default eps 1e-7 instead of torch's 1e-8", against="55a445a5a6ec")
 def brk_adam_keras_eps(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-7, weight_decay=0.0):
     if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
         raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")
@@ -1108,72 +779,43 @@ def brk_adam_keras_eps(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-7, weig
     super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
 
 
-@mutant(replaces="SGD.step", why="momentum buffer allocated as float32 zeros whatever the parameter's dtype")
-@torch.no_grad()
-def brk_sgd_fp32_buffer(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, momentum = group["lr"], group["momentum"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            update = p.grad
-            if momentum != 0.0:
-                state = self.state[p]
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = torch.zeros(p.shape, device=p.device)
-                state["momentum_buffer"].mul_(momentum).add_(update)
-                update = state["momentum_buffer"]
-            p.add_(update, alpha=-lr)
-    return loss
+edit("brk_sgd_fp32_buffer", within="SGD.step",
+     why="momentum buffer allocated as float32 zeros whatever the parameter's dtype",
+     old=('state["momentum_buffer"] = update.clone()\n'
+          "                    else:\n"
+          '                        state["momentum_buffer"].mul_(momentum).add_(update)'),
+     new=('state["momentum_buffer"] = torch.zeros(p.shape, device=p.device)\n'
+          '                    state["momentum_buffer"].mul_(momentum).add_(update)'))
 
 
-@mutant(replaces="AdaGrad.__init__", why="creates every parameter's state eagerly in __init__ (as torch.optim.Adagrad does): state for parameters that never get a gradient")
-def brk_adagrad_eager_state(self, params, lr=1e-2, eps=1e-10):
-    if lr < 0.0:
-        raise ValueError(f"invalid learning rate {lr}")
-    if eps < 0.0:
-        raise ValueError(f"invalid epsilon {eps}")
-    super().__init__(params, {"lr": lr, "eps": eps})
-    for group in self.param_groups:
-        for p in group["params"]:
-            self.state[p]["sum"] = torch.zeros_like(p)
+edit("brk_adagrad_eager_state", within="AdaGrad.__init__",
+     why="creates every parameter's state eagerly in __init__ (as torch.optim.Adagrad does): state for "
+         "parameters that never get a gradient",
+     old='super().__init__(params, {"lr": lr, "eps": eps})',
+     new=('super().__init__(params, {"lr": lr, "eps": eps})\n'
+          "        for group in self.param_groups:\n"
+          '            for p in group["params"]:\n'
+          '                self.state[p]["sum"] = torch.zeros_like(p)'))
 
 
-@mutant(replaces="RMSProp.step", why="square_avg starts at g² on the first step (no (1 − α) on the first term)")
-@torch.no_grad()
-def brk_rmsprop_init_g2(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if "square_avg" not in state:
-                state["square_avg"] = g * g
-            else:
-                state["square_avg"].mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
-            p.addcdiv_(g, state["square_avg"].sqrt().add_(eps), value=-lr)
-    return loss
+edit("brk_rmsprop_init_g2", within="RMSProp.step",
+     why="square_avg starts at g² on the first step (no (1 − α) on the first term)",
+     old=('state["square_avg"] = torch.zeros_like(p)\n'
+          '                v = state["square_avg"]\n'
+          "                v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)\n"
+          "                p.addcdiv_(g, v.sqrt().add_(eps), value=-lr)"),
+     new=('state["square_avg"] = g * g\n'
+          "                else:\n"
+          '                    state["square_avg"].mul_(alpha).addcmul_(g, g, value=1.0 - alpha)\n'
+          '                p.addcdiv_(g, state["square_avg"].sqrt().add_(eps), value=-lr)'))
 
 
-@mutant(replaces="AdamW.__init__", why="eps kept in an attribute at construction and used for every group (a group's own eps ignored)")
-def brk_adamw_eps_attribute(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
-    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
-        raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")
-    if not all(0.0 <= b < 1.0 for b in betas):
-        raise ValueError(f"invalid betas {betas}")
-    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
-    for group in self.param_groups:
-        group["eps"] = eps
+edit("brk_adamw_eps_attribute", within="AdamW.__init__",
+     why="eps kept in an attribute at construction and used for every group (a group's own eps ignored)",
+     old='super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})',
+     new=('super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})\n'
+          "        for group in self.param_groups:\n"
+          '            group["eps"] = eps'))
 
 
 # Breaking pass 3 (session 5): written from the handout, the stubs and the solution only; the ones the
@@ -1181,123 +823,51 @@ def brk_adamw_eps_attribute(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
 # gradients and the hidden boundary cases.  (Its state-key-name and tensor-step-count "bugs",
 # g2 included, are correct formulations since 0.6: tests/variants/optimizers.py.)
 
-@mutant(replaces="SGD.step", why="skips parameters whose gradient is all zeros (momentum must still carry them)")
-@torch.no_grad()
-def bk5_sgd_skip_zero_grad(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, momentum = group["lr"], group["momentum"]
-        for p in group["params"]:
-            if p.grad is None or not p.grad.any():
-                continue
-            update = p.grad
-            if momentum != 0.0:
-                state = self.state[p]
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = update.clone()
-                else:
-                    state["momentum_buffer"].mul_(momentum).add_(update)
-                update = state["momentum_buffer"]
-            p.add_(update, alpha=-lr)
-    return loss
+edit("bk5_sgd_skip_zero_grad", within="SGD.step",
+     why="skips parameters whose gradient is all zeros (momentum must still carry them)",
+     old="if p.grad is None:",
+     new="if p.grad is None or not p.grad.any():")
 
 
-@mutant(replaces="SGD.step", why="a parameter without gradient this step keeps coasting on its momentum buffer")
-@torch.no_grad()
-def bk5_sgd_coast_without_grad(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, momentum = group["lr"], group["momentum"]
-        for p in group["params"]:
-            state = self.state[p]
-            if p.grad is None:
-                if momentum != 0.0 and "momentum_buffer" in state:
-                    buf = state["momentum_buffer"].mul_(momentum)
-                    p.add_(buf, alpha=-lr)
-                continue
-            update = p.grad
-            if momentum != 0.0:
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = update.clone()
-                else:
-                    state["momentum_buffer"].mul_(momentum).add_(update)
-                update = state["momentum_buffer"]
-            p.add_(update, alpha=-lr)
-    return loss
+edit("bk5_sgd_coast_without_grad", within="SGD.step",
+     why="a parameter without gradient this step keeps coasting on its momentum buffer",
+     edits=[('for p in group["params"]:',
+            ('for p in group["params"]:\n'
+            "                state = self.state[p]")),
+           ("if p.grad is None:",
+            ("if p.grad is None:\n"
+            '                    if momentum != 0.0 and "momentum_buffer" in state:\n'
+            '                        buf = state["momentum_buffer"].mul_(momentum)\n'
+            "                        p.add_(buf, alpha=-lr)")),
+           ("                    state = self.state[p]\n", "")])
 
 
-@mutant(replaces="SGD.step", why="calls the closure twice (once to check, once to use)")
-@torch.no_grad()
-def bk5_sgd_closure_twice(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            closure()
-            loss = closure()
-    for group in self.param_groups:
-        lr, momentum = group["lr"], group["momentum"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            update = p.grad
-            if momentum != 0.0:
-                state = self.state[p]
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = update.clone()
-                else:
-                    state["momentum_buffer"].mul_(momentum).add_(update)
-                update = state["momentum_buffer"]
-            p.add_(update, alpha=-lr)
-    return loss
+edit("bk5_sgd_closure_twice", within="SGD.step",
+     why="calls the closure twice (once to check, once to use)",
+     old="                loss = closure()",
+     new=("                closure()\n"
+          "                loss = closure()"))
 
 
-@mutant(replaces="SGD.__init__", why="requires momentum < 1, but any momentum >= 0 is valid (as torch)")
-def bk5_sgd_momentum_below_one(self, params, lr=1e-3, momentum=0.0):
-    if lr < 0.0:
-        raise ValueError(f"invalid learning rate {lr}")
-    if not 0.0 <= momentum < 1.0:
-        raise ValueError(f"invalid momentum {momentum}")
-    super().__init__(params, {"lr": lr, "momentum": momentum})
+edit("bk5_sgd_momentum_below_one", within="SGD.__init__",
+     why="requires momentum < 1, but any momentum >= 0 is valid (as torch)",
+     old="if momentum < 0.0:",
+     new="if not 0.0 <= momentum < 1.0:")
 
 
-@mutant(replaces="AdaGrad.step", why="state made with torch.zeros(p.shape): float32 for float64 parameters")
-@torch.no_grad()
-def bk5_adagrad_state_fp32(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, eps = group["lr"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if "sum" not in state:
-                state["sum"] = torch.zeros(p.shape, device=p.device)
-            s = state["sum"]
-            s.addcmul_(g, g)
-            p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)
-    return loss
+edit("bk5_adagrad_state_fp32", within="AdaGrad.step",
+     why="state made with torch.zeros(p.shape): float32 for float64 parameters",
+     old='state["sum"] = torch.zeros_like(p)',
+     new='state["sum"] = torch.zeros(p.shape, device=p.device)')
 
 
-@mutant(replaces="AdaGrad.__init__", why="rejects eps = 0 (eps <= 0), a valid boundary")
-def bk5_adagrad_rejects_eps0(self, params, lr=1e-2, eps=1e-10):
-    if lr < 0.0:
-        raise ValueError(f"invalid learning rate {lr}")
-    if eps <= 0.0:
-        raise ValueError(f"invalid epsilon {eps}")
-    super().__init__(params, {"lr": lr, "eps": eps})
+edit("bk5_adagrad_rejects_eps0", within="AdaGrad.__init__",
+     why="rejects eps = 0 (eps <= 0), a valid boundary",
+     old="if eps < 0.0:",
+     new="if eps <= 0.0:")
 
 
-@mutant(replaces="AdaGrad.__init__", why="lr default 1e-3 (SGD's/Adam's) instead of torch Adagrad's 1e-2")
+@mutant(replaces="AdaGrad.__init__", why="lr default 1e-3 (SGD's/Adam's) instead of torch Adagrad's 1e-2", against="41853dec5951")
 def bk5_adagrad_lr_default(self, params, lr=1e-3, eps=1e-10):
     if lr < 0.0:
         raise ValueError(f"invalid learning rate {lr}")
@@ -1306,36 +876,20 @@ def bk5_adagrad_lr_default(self, params, lr=1e-3, eps=1e-10):
     super().__init__(params, {"lr": lr, "eps": eps})
 
 
-@mutant(replaces="AdaGrad.__init__", why="no check on eps: a negative eps is accepted")
-def bk5_adagrad_negative_eps(self, params, lr=1e-2, eps=1e-10):
-    if lr < 0.0:
-        raise ValueError(f"invalid learning rate {lr}")
-    super().__init__(params, {"lr": lr, "eps": eps})
+edit("bk5_adagrad_negative_eps", within="AdaGrad.__init__",
+     why="no check on eps: a negative eps is accepted",
+     old=("        if eps < 0.0:\n"
+          '            raise ValueError(f"invalid epsilon {eps}")\n'),
+     new="")
 
 
-@mutant(replaces="RMSProp.step", why="state made with torch.zeros(p.shape): float32 for float64 parameters")
-@torch.no_grad()
-def bk5_rmsprop_state_fp32(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if "square_avg" not in state:
-                state["square_avg"] = torch.zeros(p.shape, device=p.device)
-            v = state["square_avg"]
-            v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
-            p.addcdiv_(g, v.sqrt().add_(eps), value=-lr)
-    return loss
+edit("bk5_rmsprop_state_fp32", within="RMSProp.step",
+     why="state made with torch.zeros(p.shape): float32 for float64 parameters",
+     old='state["square_avg"] = torch.zeros_like(p)',
+     new='state["square_avg"] = torch.zeros(p.shape, device=p.device)')
 
 
-@mutant(replaces="RMSProp.step", why="calls the closure after the update (returns the post-update loss, updates with stale grads)")
+@mutant(replaces="RMSProp.step", why="calls the closure after the update (returns the post-update loss, updates with stale grads)", against="0bc6b373b0f3")
 @torch.no_grad()
 def bk5_rmsprop_closure_after(self, closure=None):
     for group in self.param_groups:
@@ -1357,18 +911,13 @@ def bk5_rmsprop_closure_after(self, closure=None):
     return loss
 
 
-@mutant(replaces="RMSProp.__init__", why="alpha = 1 accepted (0 <= alpha <= 1)")
-def bk5_rmsprop_alpha_one(self, params, lr=1e-2, alpha=0.99, eps=1e-8):
-    if lr < 0.0:
-        raise ValueError(f"invalid learning rate {lr}")
-    if eps < 0.0:
-        raise ValueError(f"invalid epsilon {eps}")
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"invalid alpha {alpha}")
-    super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps})
+edit("bk5_rmsprop_alpha_one", within="RMSProp.__init__",
+     why="alpha = 1 accepted (0 <= alpha <= 1)",
+     old="if not 0.0 <= alpha < 1.0:",
+     new="if not 0.0 <= alpha <= 1.0:")
 
 
-@mutant(replaces="RMSProp.__init__", why="default eps 1e-10 copied from AdaGrad instead of 1e-8")
+@mutant(replaces="RMSProp.__init__", why="default eps 1e-10 copied from AdaGrad instead of 1e-8", against="d0dde02a7f09")
 def bk5_rmsprop_eps_default(self, params, lr=1e-2, alpha=0.99, eps=1e-10):
     if lr < 0.0:
         raise ValueError(f"invalid learning rate {lr}")
@@ -1379,245 +928,92 @@ def bk5_rmsprop_eps_default(self, params, lr=1e-2, alpha=0.99, eps=1e-10):
     super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps})
 
 
-@mutant(replaces="Adam.step", why="skips parameters whose gradient is all zeros (moments must still decay, p still moves)")
-@torch.no_grad()
-def bk5_adam_skip_zero_grad(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None or not p.grad.any():
-                continue
-            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("bk5_adam_skip_zero_grad", within="Adam.step",
+     why="skips parameters whose gradient is all zeros (moments must still decay, p still moves)",
+     old="if p.grad is None:",
+     new="if p.grad is None or not p.grad.any():")
 
 
-@mutant(replaces="Adam.step", why="reads weight_decay from self.defaults: a group's own decay is ignored")
-@torch.no_grad()
-def bk5_adam_decay_from_defaults(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], self.defaults["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("bk5_adam_decay_from_defaults", within="Adam.step",
+     why="reads weight_decay from self.defaults: a group's own decay is ignored",
+     old='lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]',
+     new='lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], self.defaults["weight_decay"]')
 
 
-@mutant(replaces="Adam.__init__", why="validates only betas[0]: beta2 = 1 accepted")
-def bk5_adam_beta2_unchecked(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
-    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
-        raise ValueError("invalid hyperparameters")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"invalid betas {betas}")
-    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+edit("bk5_adam_beta2_unchecked", within="Adam.__init__",
+     why="validates only betas[0]: beta2 = 1 accepted",
+     edits=[('raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")',
+            'raise ValueError("invalid hyperparameters")'),
+           ("if not all(0.0 <= b < 1.0 for b in betas):", "if not 0.0 <= betas[0] < 1.0:")])
 
 
-@mutant(replaces="Adam.__init__", why="rejects beta = 0 (0 < beta < 1), a valid boundary")
-def bk5_adam_beta0_rejected(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
-    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
-        raise ValueError("invalid hyperparameters")
-    if not all(0.0 < b < 1.0 for b in betas):
-        raise ValueError(f"invalid betas {betas}")
-    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+edit("bk5_adam_beta0_rejected", within="Adam.__init__",
+     why="rejects beta = 0 (0 < beta < 1), a valid boundary",
+     edits=[('raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")',
+            'raise ValueError("invalid hyperparameters")'),
+           ("if not all(0.0 <= b < 1.0 for b in betas):", "if not all(0.0 < b < 1.0 for b in betas):")])
 
 
-@mutant(replaces="AdamW.step", why="decoupled decay uses the initial lr from self.defaults (a schedule's lr ignored for the decay)")
-@torch.no_grad()
-def bk5_adamw_decay_default_lr(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            p.mul_(1.0 - self.defaults["lr"] * decay)
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("bk5_adamw_decay_default_lr", within="AdamW.step",
+     why="decoupled decay uses the initial lr from self.defaults (a schedule's lr ignored for the decay)",
+     old="p.mul_(1.0 - lr * decay)",
+     new='p.mul_(1.0 - self.defaults["lr"] * decay)')
 
 
-@mutant(replaces="AdamW.step", why="moments made with torch.zeros(p.shape): float32 for float64 parameters")
-@torch.no_grad()
-def bk5_adamw_state_fp32(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros(p.shape, device=p.device)
-                state["exp_avg_sq"] = torch.zeros(p.shape, device=p.device)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            p.mul_(1.0 - lr * decay)
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("bk5_adamw_state_fp32", within="AdamW.step",
+     why="moments made with torch.zeros(p.shape): float32 for float64 parameters",
+     edits=[('state["exp_avg"] = torch.zeros_like(p)',
+            'state["exp_avg"] = torch.zeros(p.shape, device=p.device)'),
+           ('state["exp_avg_sq"] = torch.zeros_like(p)',
+            'state["exp_avg_sq"] = torch.zeros(p.shape, device=p.device)')])
 
 
-@mutant(replaces="AdamW.step", why="decays every parameter of the group, even one whose grad is None on this step (once it has state)")
-@torch.no_grad()
-def bk5_adamw_decay_stateful_none(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                if self.state[p]:
-                    p.mul_(1.0 - lr * decay)
-                continue
-            g = p.grad
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            p.mul_(1.0 - lr * decay)
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("bk5_adamw_decay_stateful_none", within="AdamW.step",
+     why="decays every parameter of the group, even one whose grad is None on this step (once it has state)",
+     old="                    continue",
+     new=("                    if self.state[p]:\n"
+          "                        p.mul_(1.0 - lr * decay)\n"
+          "                    continue"))
 
 
-@mutant(replaces="AdamW.step", why="bias corrections with the step count taken before the increment, +1 only in beta1's")
-@torch.no_grad()
-def bk5_adamw_bc2_offbyone(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            p.mul_(1.0 - lr * decay)
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2 ** (t + 1))).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("bk5_adamw_bc2_offbyone", within="AdamW.step",
+     why="bias corrections with the step count taken before the increment, +1 only in beta1's",
+     old="denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)",
+     new="denom = (v.sqrt() / math.sqrt(1.0 - beta2 ** (t + 1))).add_(eps)")
 
 
-@mutant(replaces="AdamW.__init__", why="no check on weight_decay: a negative decay is accepted")
-def bk5_adamw_negative_decay(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
-    if lr < 0.0 or eps < 0.0:
-        raise ValueError("invalid hyperparameters")
-    if not all(0.0 <= b < 1.0 for b in betas):
-        raise ValueError(f"invalid betas {betas}")
-    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+edit("bk5_adamw_negative_decay", within="AdamW.__init__",
+     why="no check on weight_decay: a negative decay is accepted",
+     old=("if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:\n"
+          '            raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")'),
+     new=("if lr < 0.0 or eps < 0.0:\n"
+          '            raise ValueError("invalid hyperparameters")'))
 
 
-@mutant(replaces="AdamW.__init__", why="rejects eps = 0 (eps <= 0), a valid boundary")
-def bk5_adamw_rejects_eps0(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
-    if lr < 0.0 or eps <= 0.0 or weight_decay < 0.0:
-        raise ValueError("invalid hyperparameters")
-    if not all(0.0 <= b < 1.0 for b in betas):
-        raise ValueError(f"invalid betas {betas}")
-    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+edit("bk5_adamw_rejects_eps0", within="AdamW.__init__",
+     why="rejects eps = 0 (eps <= 0), a valid boundary",
+     old=("if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:\n"
+          '            raise ValueError(f"invalid hyperparameters lr={lr}, eps={eps}, weight_decay={weight_decay}")'),
+     new=("if lr < 0.0 or eps <= 0.0 or weight_decay < 0.0:\n"
+          '            raise ValueError("invalid hyperparameters")'))
 
 
-@mutant(replaces="AdamW.step", why="skips parameters whose gradient is all zeros (moments must still decay, p still moves and decays)")
-@torch.no_grad()
-def bk5_adamw_skip_zero_grad(self, closure=None):
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None or torch.count_nonzero(p.grad) == 0:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            p.mul_(1.0 - lr * decay)
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    return loss
+edit("bk5_adamw_skip_zero_grad", within="AdamW.step",
+     why="skips parameters whose gradient is all zeros (moments must still decay, p still moves and decays)",
+     old="if p.grad is None:",
+     new="if p.grad is None or torch.count_nonzero(p.grad) == 0:")
 
 
-@mutant(replaces="optimizer_state_bytes", why="counts a Python-int step as 8 bytes")
-def bk5_state_bytes_int8(optimizer):
-    total = 0
-    for s in optimizer.state.values():
-        for v in s.values():
-            if isinstance(v, torch.Tensor):
-                total += v.numel() * v.element_size()
-            elif isinstance(v, (int, float)):
-                total += 8
-    return total
+edit("bk5_state_bytes_int8", within="optimizer_state_bytes",
+     why="counts a Python-int step as 8 bytes",
+     old=("return sum(value.numel() * value.element_size()\n"
+          "               for state in optimizer.state.values() for value in state.values()\n"
+          "               if isinstance(value, torch.Tensor))"),
+     new=("total = 0\n"
+          "    for s in optimizer.state.values():\n"
+          "        for v in s.values():\n"
+          "            if isinstance(v, torch.Tensor):\n"
+          "                total += v.numel() * v.element_size()\n"
+          "            elif isinstance(v, (int, float)):\n"
+          "                total += 8\n"
+          "    return total"))
