@@ -9,7 +9,8 @@ A submission goes through five stages; docs/ARCHITECTURE.md follows one through 
   student ids, colliding ids refused, a content fingerprint (was it graded before?);
 * `stage`    -- the files taken from a submission, written into a fresh folder (the same function
   `grader check` uses): which files and why others are not (`take`), reading a folder or an
-  archive safely, without extracting (`unpack`: the caps);
+  archive safely, without extracting (`unpack`: the caps; `archive_headers`: an archive's
+  directory and headers bounded before a library reads them);
 * `testrun`  -- the public then the hidden tests, ``pytest.main`` in the trusted worker, the
   student code in a sandbox per submission (`grader.sandbox`);
 * `results`  -- that student's results.json (Gradescope's format), written with the
@@ -33,5 +34,5 @@ orchestration calls the stages, a stage never calls back up.  Sharded and cluste
 
 #: The modules of this package, top down: each imports only modules after it.
 LAYERS = ("grade", "pool", "forkserver", "trusted", "grading", "testrun", "merge", "late_batch", "grades",
-          "late", "gittime", "results", "stage", "discover", "unpack", "take", "suite", "options", "budget",
-          "layout")
+          "late", "gittime", "results", "stage", "discover", "unpack", "archive_headers", "take", "suite", "options",
+          "budget", "layout")
