@@ -14,8 +14,9 @@ userfaultfd, io_uring (it would run socket operations past this filter), mount a
 API, unshare/setns/chroot/pivot_root, clone with any namespace flag, clone3 (ENOSYS: its flags
 live in memory the filter cannot read, and glibc falls back to clone), memfd_create (memory in
 memfd files escapes RLIMIT_DATA/AS), SysV IPC segments (they outlive the process), personality
-changes, kexec and kernel modules, open_by_handle_at, POSIX message queues (mq_open: another
-sandbox of the same uid could open them), and sockets of any family but AF_UNIX (no network);
+changes, kexec and kernel modules, open_by_handle_at, POSIX message queues (mq_open: they outlive
+the sandbox and, without an IPC namespace or Landlock -- the rlimits launcher -- another sandbox
+opens them by name), and sockets of any family but AF_UNIX (no network);
 fallocate answers EOPNOTSUPP (it would allocate gigabytes of scratch at once, faster than the
 landlock and rlimits launchers' watch can see; glibc's posix_fallocate then writes the blocks);
 inotify watches and file leases (F_SETLEASE) are refused (a watch sees the names of files made in

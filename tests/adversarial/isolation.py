@@ -21,7 +21,12 @@ code (baked in by the builder), so a score above zero means the sandbox let it t
   socket of the next, which looks for both); 3.6 GiB of files in the scratch folders (deleted,
   kept open) against the memory cap; the names the grader chose (cgroup, scratch, uid) quoted in
   an exception; a double-forked process that outlives the call that started it; a chmod of the
-  grader's files (the kit bundle every later sandbox imports).
+  grader's files (the kit bundle every later sandbox imports);
+* other processes (the red team's k2 and k4: under landlock without root the sandbox reached every
+  process of the grader's uid): RLIMIT_CPU of 1 s, the lowest priority, one CPU and the idle I/O
+  class set on its parent and every process below its pid (it once killed the whole batch), and
+  stubs that run the solution if any call that names another process succeeds on one; the
+  solution stored in extended attributes of the kit bundle for the next submission to read.
 
 `problems_after(ctx, out, uids)` checks what no launcher may leave: kernel state of a sandbox
 uid, host paths in results.  `python -m tests.adversarial.isolation --launcher L --out DIR`
@@ -44,9 +49,9 @@ import ctypes as _ct, os as _os, platform as _pf
 _libc = _ct.CDLL(None, use_errno=True)
 _libc.syscall.restype = _ct.c_long
 _NR = {"x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250, "ptrace": 101, "unshare": 272,
-                  "shmget": 29, "shmat": 30, "process_vm_readv": 310},
+                  "shmget": 29, "shmat": 30, "process_vm_readv": 310, "ioprio_set": 251},
        "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "ptrace": 117, "unshare": 97,
-                   "shmget": 194, "shmat": 196, "process_vm_readv": 270}}[_pf.machine()]
+                   "shmget": 194, "shmat": 196, "process_vm_readv": 270, "ioprio_set": 30}}[_pf.machine()]
 def _sys(name, *args):
     return _libc.syscall(_NR[name], *[_ct.c_long(a) if isinstance(a, int) else a for a in args])
 """
@@ -494,6 +499,98 @@ for _p in (_os.environ.get("PYTHONPATH", ""), _os.path.dirname(__file__),
     return folder(ctx, "chmod_outside", _escape_pays(check))
 
 
+# -- other processes of the same uid, and what its files hold ------------------------------------------
+
+def starve_parents(ctx: Ctx) -> Path:
+    """Correct code that, at import, sets RLIMIT_CPU to 1 s, the lowest priority, one CPU and the idle
+    I/O class on its parent and on every process whose pid is below its own (the grader's started
+    before it): the red team's k2, which killed a whole landlock batch without root (exit 137)."""
+    code = _SYSCALLS + """
+import resource as _res
+_me = _os.getpid()
+for _pid in [_os.getppid(), *range(max(2, _me - 20000), _me)]:
+    try:
+        _res.prlimit(_pid, _res.RLIMIT_CPU, (1, 1))
+    except (OSError, ValueError):
+        pass
+    try:
+        _os.setpriority(_os.PRIO_PROCESS, _pid, 19)
+    except OSError:
+        pass
+    try:
+        _os.sched_setaffinity(_pid, {min(_os.sched_getaffinity(0))})
+    except OSError:
+        pass
+    _sys("ioprio_set", 1, _pid, 3 << 13)
+"""
+    return folder(ctx, "starve_parents", with_code(solution_text(), code))
+
+
+def reach_others(ctx: Ctx) -> Path:
+    """Stubs that run the solution if a call that names another process succeeds on any pid near its
+    own (its parent included): its resource limits, priority or CPUs set to what they already are
+    (harmless, so the batch goes on either way), or the priority of its whole process group or uid."""
+    check = """
+import resource as _res
+_escaped = False
+_me = _os.getpid()
+for _pid in [_os.getppid(), *(_p for _p in range(max(2, _me - 20000), _me + 2000) if _p != _me)]:
+    for _try in (lambda: _res.prlimit(_pid, _res.RLIMIT_CORE, _res.prlimit(_pid, _res.RLIMIT_CORE)),
+                 lambda: _os.setpriority(_os.PRIO_PROCESS, _pid, _os.getpriority(_os.PRIO_PROCESS, _pid)),
+                 lambda: _os.sched_setaffinity(_pid, _os.sched_getaffinity(_pid))):
+        try:
+            _try()
+            _escaped = True
+        except (OSError, ValueError):
+            pass
+for _which in (_os.PRIO_PGRP, _os.PRIO_USER):  # who 0: the caller's group, its uid
+    try:
+        _os.setpriority(_which, 0, _os.getpriority(_os.PRIO_PROCESS, 0))
+        _escaped = True
+    except OSError:
+        pass
+"""
+    return folder(ctx, "reach_others", _escape_pays(check))
+
+
+_XATTR = "user.kit-stash"
+
+
+def xattr_a_store(ctx: Ctx) -> Path:
+    """Correct code that stores the solution (compressed, 1,500 bytes a file) in an extended attribute
+    of each file of the kit bundle (the grader's files: under its uid the owner may set them)."""
+    code = f"""
+import os as _os, zlib as _zlib
+_blob = _zlib.compress({solution_text()!r}.encode(), 9)
+_kit = _os.environ.get("PYTHONPATH", "/kit")
+_files = sorted(_os.path.join(_d, _f) for _d, _, _fs in _os.walk(_kit) for _f in _fs)
+for _k, _path in zip(range(0, len(_blob), 1500), _files):
+    try:
+        _os.setxattr(_path, {_XATTR!r}, _blob[_k:_k + 1500])
+    except OSError:
+        pass
+"""
+    return folder(ctx, "xattr_a_store", with_code(solution_text(), code))
+
+
+def xattr_b_steal(ctx: Ctx) -> Path:
+    check = f"""
+import zlib as _zlib
+_escaped, _parts = False, []
+_kit = _os.environ.get("PYTHONPATH", "/kit")
+for _path in sorted(_os.path.join(_d, _f) for _d, _, _fs in _os.walk(_kit) for _f in _fs):
+    try:
+        _parts.append(_os.getxattr(_path, {_XATTR!r}))
+    except OSError:
+        break
+try:
+    _escaped = "def " in _zlib.decompress(b"".join(_parts)).decode()
+except Exception:
+    pass
+"""
+    return folder(ctx, "xattr_b_steal", _escape_pays(check))
+
+
 ISOLATION_CASES: list[Case] = [
     Case("keyring_store", keyring_store, FULL, "stores the solution in its uid's kernel keyrings"),
     Case("keyring_steal", keyring_steal, ZERO, "stubs that look for code left in the keyrings by another submission"),
@@ -521,6 +618,13 @@ ISOLATION_CASES: list[Case] = [
          "started lives on"),
     Case("chmod_outside", chmod_outside, ZERO, "stubs that run the solution if they can chmod the grader's files "
          "(the kit bundle, its staged folder, its scratch folder's parent)"),
+    Case("starve_parents", starve_parents, FULL, "sets RLIMIT_CPU of 1 s, nice 19, one CPU and idle I/O on its "
+         "parent and every process below its pid (the grader's processes)"),
+    Case("reach_others", reach_others, ZERO, "stubs that run the solution if prlimit, setpriority or "
+         "sched_setaffinity succeeds on any process but itself, or setpriority on its group or uid"),
+    Case("xattr_a_store", xattr_a_store, FULL, "stores the solution in extended attributes of the kit bundle"),
+    Case("xattr_b_steal", xattr_b_steal, ZERO, "stubs that run the solution if they find it in the kit bundle's "
+         "extended attributes"),
     # bubblewrap only (its own pid namespace and /dev/pts per sandbox; landlock shows the host's)
     Case("pinned_store", pinned_store, FULL, "pins the solution, a pty and an abstract socket in a unix socket "
          "cycle and moves the pid counter", needs_isolation=True),

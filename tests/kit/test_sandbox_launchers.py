@@ -592,8 +592,9 @@ def test_the_graders_files_keep_their_attributes_and_times(launcher: str, workdi
 
 @pytest.mark.parametrize("launcher", ALL)
 def test_no_message_queue_reaches_another_sandbox(launcher: str, workdir: Path) -> None:
-    """A POSIX message queue outlives its sandbox and, without an IPC namespace (landlock, rlimits),
-    another sandbox of the same uid (or any, with mode 0666) opens it by name: mq_open is EPERM."""
+    """A POSIX message queue outlives its sandbox and, without an IPC namespace or Landlock (which
+    refuses it: EACCES), another sandbox opens it by name (rlimits; as root too, with mode 0666):
+    mq_open is EPERM on every launcher."""
     _available(launcher)
     backend = _backend(_folder(workdir, "s"), launcher)
     try:
