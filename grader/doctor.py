@@ -91,7 +91,7 @@ def _cuda_inside(launcher: str) -> tuple[bool | None, str]:
 
 def _cuda_inside_locked_down(launcher: str) -> tuple[bool, str]:
     """The landlock and rlimits launchers: a process locked down as a `--device cuda` sandbox is
-    (`grader.worker.lock_down`: rlimits, the Landlock rules with the GPU's devices, the seccomp
+    (`grader.sandbox.lockdown.lock_down`: rlimits, the Landlock rules with the GPU's devices, the seccomp
     filter) runs a CUDA operation."""
     import json
     import tempfile
@@ -110,7 +110,7 @@ def _cuda_inside_locked_down(launcher: str) -> tuple[bool, str]:
                   "seccomp": seccomp.program().hex() if seccomp.available()[0] else None,
                   "landlock": launchers.landlock_rules(Path(scratch), bundle, [scratch], gpu=True)
                   if launcher == "landlock" else None}
-        script = ("import json, sys; from grader.worker import lock_down; lock_down(json.loads(sys.argv[1])); "
+        script = ("import json, sys; from grader.sandbox.lockdown import lock_down; lock_down(json.loads(sys.argv[1])); "
                   "import torch; print(torch.ones(2, device='cuda').sum().item() == 2)")
         proc = subprocess.run([sys.executable, "-c", script, json.dumps(config)], capture_output=True, text=True,
                               timeout=300, stdin=subprocess.DEVNULL, cwd=scratch,

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from grader import wire
+from grader import wire, wire_encode
 
 # Bounds on one reply.  Measured over every probe call of the whole suite on the reference
 # solutions (`pytest -m "not kit"`) and of `grader validate` (714 mutants, every variant): the
@@ -134,7 +134,7 @@ def _check_tensor_bounds(t: torch.Tensor, where: str) -> None:
 def encode(message: Any) -> bytes:
     """Serialise a message (plain data) for the trip across the boundary (`grader.wire`).  Values
     that are not plain data travel as `wire.Opaque`, which `decode` refuses."""
-    return wire.dumps(message)  # (a reply over the cap is refused by its length, on the trusted side)
+    return wire_encode.dumps(message)  # (a reply over the cap is refused by its length, on the trusted side)
 
 
 def decode(payload: bytes, max_bytes: int = MAX_REPLY_BYTES, budget: "DecodeBudget | None" = None,

@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 
 from grader import MODULES, kit_version
+from grader.run_stop import Budgeted, RunStop, out_of_memory
 from grader.student import CheckedWhenGraded, NotAttempted, ProbeError, Student
 
 GRADED_DIRS = ("public", "hidden")
@@ -151,65 +152,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 _RECORD = pytest.StashKey[dict[str, Any]]()
 
 
-class RunStop:
-    """Why this run stopped grading, if it did: its time budget spent (`--kit-budget`), or this
-    trusted process out of memory.  Once stopped, probe calls fail at once (`_Budgeted`), the test
-    in progress fails with `message`, and no further test runs."""
-
-    def __init__(self, budget: float | None, start: float):
-        self.budget = budget
-        self.start = start
-        self.why = ""  # "" | "time" | "memory"
-        self.message = ""
-
-    def stopped(self) -> bool:
-        if not self.why and self.budget is not None and time.process_time() - self.start > self.budget:
-            from grader.batch.budget import time_message
-
-            self.stop("time", time_message(self.budget))
-        return bool(self.why)
-
-    def stop(self, why: str, message: str) -> None:
-        if not self.why:
-            self.why, self.message = why, message
-
-
 _STOP = pytest.StashKey[RunStop]()
-
-
-class _Budgeted:
-    """A backend whose calls fail at once, without reaching the code under test, once the run has
-    stopped (`RunStop`): the submission's remaining tests finish in no time."""
-
-    def __init__(self, inner: Any, stop: RunStop):
-        self.inner = inner
-        self.stop = stop
-        self.folder = inner.folder
-
-    def call(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-        if self.stop.stopped():
-            return {"boundary": self.stop.message}
-        return self.inner.call(name, kwargs)
-
-    def call_measured(self, name: str, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        if self.stop.stopped():
-            return {"boundary": self.stop.message}, {"peak_growth_bytes": -1, "method": "not measured (not run)"}
-        return self.inner.call_measured(name, kwargs)
-
-    def source(self, module: str) -> str | None:
-        return self.inner.source(module)
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-def out_of_memory(exc: BaseException | None) -> bool:
-    """Whether `exc`, raised in this trusted process, says that it ran out of memory (Python's
-    MemoryError, or torch's CPU allocator failing under an address-space limit)."""
-    if isinstance(exc, MemoryError):
-        return True
-    return isinstance(exc, RuntimeError) and ("can't allocate memory" in str(exc)[:2000]
-                                              or "std::bad_alloc" in str(exc)[:2000])
 
 
 def _cuda_available() -> bool:
@@ -246,7 +189,7 @@ def student(request: pytest.FixtureRequest) -> Student:
         backend = InProcessBackend(folder)
     request.addfinalizer(backend.close)
     stop = config.stash[_STOP]
-    return Student(_Budgeted(backend, stop) if stop.budget is not None else backend, str(folder), sources)
+    return Student(Budgeted(backend, stop) if stop.budget is not None else backend, str(folder), sources)
 
 
 # -- outcomes -------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The bytes of the probe boundary: a data-only encoding of plain values and dense tensors.
 
-Every probe request and reply (`grader.protocol.encode` / `decode`) is written in this format.
+Every probe request and reply (`grader.protocol.encode` / `decode`) is written in this format
+(written by `grader.wire_encode.dumps`, read by `loads` here).
 It replaces ``torch.save`` / ``torch.load(weights_only=True)`` for two reasons:
 
 - the decoder can build nothing but the values listed below.  ``weights_only`` is an unpickler
@@ -43,7 +44,6 @@ meets a longer one (replies: `grader.protocol.MAX_STRING`); a `Tally` says what 
 
 from __future__ import annotations
 
-import ctypes
 import struct
 import warnings
 from dataclasses import dataclass
@@ -58,7 +58,7 @@ DTYPE_NAMES = ("float32", "float64", "float16", "bfloat16", "complex64", "comple
                "int64", "uint8", "bool", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
                "uint16", "uint32", "uint64", "complex32", "float8_e8m0fnu")
 DTYPES = tuple(getattr(torch, name, None) for name in DTYPE_NAMES)
-_CODE = {dtype: code for code, dtype in enumerate(DTYPES) if isinstance(dtype, torch.dtype)}
+CODE = {dtype: code for code, dtype in enumerate(DTYPES) if isinstance(dtype, torch.dtype)}
 
 MAX_DEPTH = 64
 MAX_NODES = 1_000_000
@@ -72,8 +72,8 @@ MAX_STORAGES = 20_000
 #: int allows (so a message quoting it cannot fail).
 MAX_BIG_INT = 1 << 10
 
-_U8, _U32, _U64, _I64, _F64 = (struct.Struct(f) for f in ("<B", "<I", "<Q", "<q", "<d"))
-_REQUIRES_GRAD, _META = 1, 2
+U8, U32, U64, I64, F64 = (struct.Struct(f) for f in ("<B", "<I", "<Q", "<q", "<d"))
+REQUIRES_GRAD, META = 1, 2
 
 
 class WireError(ValueError):
@@ -108,111 +108,6 @@ class Opaque:
     what: str
 
 
-# -- encoding -------------------------------------------------------------------------------
-
-def dumps(value: Any) -> bytes:
-    """`value` as bytes.  Values that are not plain data are written as `Opaque` (the decoding
-    side refuses them); WireError if it would need more than MAX_NODES values.  No size cap here:
-    requests may be large, and a reply over the cap is refused by its length on the trusted side."""
-    encoder = _Encoder()
-    encoder.write(value, 0)
-    sizes = b"".join(_U64.pack(len(raw)) for raw in encoder.storages)
-    body = bytes(encoder.out)
-    head = MAGIC + _U32.pack(len(encoder.storages)) + sizes + _U64.pack(len(body))
-    return b"".join([head, body, *encoder.storages])
-
-
-class _Encoder:
-    def __init__(self) -> None:
-        self.out = bytearray()
-        self.storages: list[bytes] = []
-        self.index: dict[tuple[str, int, int], int] = {}
-        self.nodes = 0
-
-    def write(self, v: Any, depth: int) -> None:
-        self.nodes += 1
-        if self.nodes > MAX_NODES:
-            raise WireError(f"more than {MAX_NODES} values")
-        out, t = self.out, type(v)
-        if depth > MAX_DEPTH + 1:
-            self.opaque(f"structure nested deeper than {MAX_DEPTH} levels")
-        elif v is None:
-            out += b"N"
-        elif t is bool:
-            out += b"T" if v else b"F"
-        elif t is int:
-            if -(1 << 63) <= v < (1 << 63):
-                out += b"i"
-                out += _I64.pack(v)
-            else:
-                raw = v.to_bytes((v.bit_length() + 8) // 8, "little", signed=True)
-                out += b"I"
-                out += _U32.pack(len(raw))
-                out += raw
-        elif t is float:
-            out += b"f"
-            out += _F64.pack(v)
-        elif t is str:
-            raw = v.encode("utf-8", "surrogatepass")
-            out += b"s"
-            out += _U32.pack(len(raw))
-            out += raw
-        elif t is list or t is tuple:
-            items = list(v)  # (the count written is the count of what follows, whatever runs meanwhile)
-            out += b"l" if t is list else b"t"
-            out += _U32.pack(len(items))
-            for item in items:
-                self.write(item, depth + 1)
-        elif t is dict:
-            pairs = list(v.items())
-            out += b"d"
-            out += _U32.pack(len(pairs))
-            for key, item in pairs:
-                self.write(key, depth + 1)
-                self.write(item, depth + 1)
-        elif t is torch.Tensor:
-            self.tensor(v)
-        else:
-            self.opaque(f"{t.__module__}.{t.__qualname__}")
-
-    def opaque(self, what: str) -> None:
-        raw = what[:200].encode("utf-8", "replace")
-        self.out += b"O"
-        self.out += _U32.pack(len(raw))
-        self.out += raw
-
-    def tensor(self, t: torch.Tensor) -> None:
-        if t.layout is not torch.strided:
-            return self.opaque(f"{t.layout} tensor (only dense tensors cross the boundary)")
-        code = _CODE.get(t.dtype)
-        if code is None:
-            return self.opaque(f"tensor of dtype {t.dtype}")
-        if t.is_conj() or t.is_neg():
-            t = t.resolve_conj().resolve_neg()
-        meta = t.device.type == "meta"
-        flags = (_REQUIRES_GRAD if t.requires_grad else 0) | (_META if meta else 0)
-        shape, stride = [int(n) for n in t.shape], [int(n) for n in t.stride()]
-        if len(shape) != len(stride) or len(shape) > MAX_DIMS:
-            return self.opaque("tensor whose shape and strides disagree")
-        head = bytearray(b"X")
-        head += bytes((code, flags, len(shape)))
-        for n in (*shape, *stride, int(t.storage_offset())):
-            head += _I64.pack(n)
-        if meta:
-            head += _U32.pack(0)
-        else:
-            storage = t.untyped_storage()
-            key = (str(t.device), storage.data_ptr(), storage.nbytes())
-            if key not in self.index or storage.nbytes() == 0:
-                if t.device.type != "cpu":
-                    storage = storage.cpu()
-                nbytes = storage.nbytes()
-                self.index[key] = len(self.storages)
-                self.storages.append(ctypes.string_at(storage.data_ptr(), nbytes) if nbytes else b"")
-            head += _U32.pack(self.index[key])
-        self.out += head
-
-
 # -- decoding -------------------------------------------------------------------------------
 
 def loads(payload: bytes | bytearray | memoryview, *, max_values: int = MAX_NODES, max_tensors: int = MAX_TENSORS,
@@ -227,15 +122,15 @@ def loads(payload: bytes | bytearray | memoryview, *, max_values: int = MAX_NODE
     if bytes(view[:len(MAGIC)]) != MAGIC:
         raise WireError("not a kit message (bad magic)")
     pos = len(MAGIC)
-    count = _take(_U32, view, pos, size)
+    count = _take(U32, view, pos, size)
     pos += 4
     if count > MAX_STORAGES:
         raise WireError(f"more than {MAX_STORAGES} storages")
     if count > (size - pos) // 8:
         raise WireError("storage table larger than the message")
-    lengths = [_take(_U64, view, pos + 8 * i, size) for i in range(count)]
+    lengths = [_take(U64, view, pos + 8 * i, size) for i in range(count)]
     pos += 8 * count
-    body_len = _take(_U64, view, pos, size)
+    body_len = _take(U64, view, pos, size)
     pos += 8
     if body_len + sum(lengths) != size - pos:
         raise WireError("sizes in the header do not add up to the message")
@@ -269,7 +164,7 @@ class _Decoder:
         self.tensors = 0
 
     def u32(self) -> int:
-        n = _take(_U32, self.view, self.pos, self.end)
+        n = _take(U32, self.view, self.pos, self.end)
         self.pos += 4
         return n
 
@@ -337,11 +232,11 @@ class _Decoder:
         if tag == "F":
             return False
         if tag == "i":
-            v = _take(_I64, self.view, self.pos, self.end)
+            v = _take(I64, self.view, self.pos, self.end)
             self.pos += 8
             return v
         if tag == "f":
-            v = _take(_F64, self.view, self.pos, self.end)
+            v = _take(F64, self.view, self.pos, self.end)
             self.pos += 8
             return v
         if tag == "s":
@@ -371,7 +266,7 @@ class _Decoder:
         dtype = DTYPES[code] if code < len(DTYPES) else None
         if not isinstance(dtype, torch.dtype) or flags > 3 or ndim > MAX_DIMS:
             raise WireError("a tensor with a bad header")
-        numbers = [_take(_I64, self.view, self.pos + 8 * i, self.end) for i in range(2 * ndim + 1)]
+        numbers = [_take(I64, self.view, self.pos + 8 * i, self.end) for i in range(2 * ndim + 1)]
         self.pos += 8 * (2 * ndim + 1)
         shape, stride, offset = numbers[:ndim], numbers[ndim:2 * ndim], numbers[-1]
         which = self.u32()
@@ -382,7 +277,7 @@ class _Decoder:
             numel *= n
         if numel > 1 << 62:
             raise WireError("a tensor with more than 2**62 elements")
-        if flags & _META:
+        if flags & META:
             t = torch.empty_strided(shape, stride, dtype=dtype, device="meta")
         else:
             if which >= len(self.lengths):
@@ -396,7 +291,7 @@ class _Decoder:
                 warnings.simplefilter("ignore")
                 t = torch.empty(0, dtype=dtype)
             t.set_(self.storage(which, dtype is torch.bool), offset, shape, stride)
-        if flags & _REQUIRES_GRAD:
+        if flags & REQUIRES_GRAD:
             if not (dtype.is_floating_point or dtype.is_complex):
                 raise WireError(f"a {dtype} tensor that requires grad")
             t.requires_grad_(True)

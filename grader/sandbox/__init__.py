@@ -12,6 +12,7 @@ module each:
 * `scratch`   -- the scratch folders of a landlock or rlimits sandbox on the host;
 * `seccomp`   -- the system-call filter every launcher installs (libseccomp via pyseccomp);
 * `landlock`  -- file access limited to a few trees without namespaces (ctypes system calls);
+* `lockdown`  -- the worker locking itself down: rlimits, uid, no_new_privs, Landlock, seccomp;
 * `limits`    -- rlimits, a memory cgroup per sandbox (memory peaks);
 * `watch`     -- the watch from outside: processes, memory held, files kept, a call's peak;
 * `uids`      -- a uid per submission (root), killing its processes, clearing its kernel state;

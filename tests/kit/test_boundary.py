@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from grader import protocol, static, wire
+from grader import protocol, static, wire, wire_encode
 from grader.protocol import BoundaryError, ErrorData, check_data, decode, encode
 
 
@@ -226,7 +226,7 @@ def _shared_list(values: int) -> list:
 def test_a_reply_past_the_value_cap_is_refused_at_the_cap_not_walked():
     """One reply holds at most MAX_NODES values (the suite's largest holds 1,203): a reply of shared
     rows that expands past it is refused once the decoder reaches the cap."""
-    payload = wire.dumps({"seq": 1, "reply": {"ok": _shared_list(4 * protocol.MAX_NODES)}})
+    payload = wire_encode.dumps({"seq": 1, "reply": {"ok": _shared_list(4 * protocol.MAX_NODES)}})
     tally = wire.Tally()
     with pytest.raises(wire.WireError, match="more than"):
         wire.loads(payload, max_values=protocol.MAX_NODES, tally=tally)

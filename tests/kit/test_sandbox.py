@@ -963,7 +963,7 @@ def test_landlock_rules_for_cuda_allow_only_the_workers_own_thread_files(tmp_pat
     rules = launchers.landlock_rules(folder, sandbox.kit_bundle(), [str(scratch)], gpu=True)
     script = textwrap.dedent(f"""
         import json, os, sys, threading
-        from grader.worker import lock_down
+        from grader.sandbox.lockdown import lock_down
         lock_down({{"limits": {{}}, "uid": None, "landlock": json.loads(sys.argv[1])}})
         def attempt(path, text):
             try:
