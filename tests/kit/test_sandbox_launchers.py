@@ -351,7 +351,7 @@ def test_scratch_files_count_with_memory_where_no_cgroup_does(launcher: str, wor
     try:
         _ask(backend, do="peek", paths=[])
         box = backend.sandbox
-        resident = sandbox.watch.rss_bytes(box._pids())
+        resident = sandbox.watch.held_bytes(box._pids())  # (shared pages once: what the watch counts)
         box.monitor.cap = resident + 150 * 2**20
         reply = _ask(backend, do="fill", where="TMPDIR", files=4, mib=48, hold=5.0)
     finally:
