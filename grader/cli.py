@@ -1,7 +1,8 @@
 """The `grader` command: the parser and the dispatch (the commands live in `grader.commands`).
 
 One module per command family: `grader.commands.student` (check), `grader.commands.instructor`
-(stubs, release, validate, grade, doctor), `grader.commands.integrations` (merge, gradescope,
+(stubs, release, validate, grade, doctor), `grader.commands.authoring` (new-module),
+`grader.commands.integrations` (merge, gradescope,
 classroom-payload, report, similarity, export) and `grader.cluster.commands` (grade --shard,
 combine, slurm, actions).  Each registers its subcommands on the parser built here, in the
 order `grader --help` lists them.
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from grader import kit_version
-from grader.commands import instructor, integrations, student
+from grader.commands import authoring, instructor, integrations, student
 from grader.commands.common import abspath, output_console
 
 
@@ -24,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     student.add_parsers(sub)  # check
     instructor.add_parsers(sub)  # stubs, release, validate, grade
+    authoring.add_parsers(sub)  # new-module
     integrations.add_parsers(sub)  # merge, gradescope, classroom-payload, report, similarity, export
     from grader.cluster.commands import add_parsers as _add_cluster_parsers  # grade --shard, combine, slurm, actions
 

@@ -29,11 +29,7 @@ from grader.mutants import Mutant, build_target, load_mutants, load_variants, st
 from grader.runner import run_suite, test_files
 from grader.snapshot import snapshot_kit
 from grader.stubs import write_assignment
-
-
-#: Mutants each module must have: the kit's own plus an independent breaking pass of at least ten
-#: subtle ones per module (docs/CONTRIBUTING.md, "Mutants").
-MIN_MUTANTS = 15
+from grader.totals import MIN_MUTANTS  # noqa: F401 - validate's rule, kept with the counts it checks
 
 
 @dataclass
@@ -254,10 +250,16 @@ def make_stubs(dest: Path, console: Console, root: Path | None = None) -> None:
 
 
 def _unfinished(modules: tuple[str, ...], mutants: list[Mutant], root: Path) -> list[str]:
-    """A module is not done while it has no graded test or fewer than `MIN_MUTANTS` mutants (a fresh
-    `grader new-module` scaffold has neither): what is missing, and what to do."""
+    """A module is not done while it has no graded test, fewer than `MIN_MUTANTS` mutants, or a
+    placeholder of `grader new-module` left (a fresh scaffold has all three): what is missing, and
+    what to do."""
+    from grader.scaffold import TODO, unfinished
+
     out = []
     for mod in modules:
+        left = unfinished(mod, root)
+        if left:
+            out.append(f"{mod}: the scaffold's {TODO} is still in {', '.join(left)}: write what it asks for")
         if not test_files((mod,), root=root):
             out.append(f"{mod}: no graded tests: write tests/public/test_{mod}.py (and tests/hidden/) "
                        "(docs/CONTRIBUTING.md, Adding a module)")

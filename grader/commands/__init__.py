@@ -5,6 +5,7 @@
 * `student`      -- `grader check`, the one command a student runs (also `--sandbox`, `--html`);
 * `instructor`   -- preparing and grading an assignment: `stubs`, `release`, `validate`, `grade`
                     (with its late policy options), `doctor`;
+* `authoring`    -- changing the assignment: `new-module` (`grader.scaffold`);
 * `integrations` -- after grading: `merge`, `gradescope`, `classroom-payload`, `report`,
                     `similarity`, `export`, and the nbgrader gradebook.
 

@@ -19,12 +19,13 @@ from grader.commands.common import abspath, db_url, needs_instructor_repo
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """`grader stubs`, `release`, `validate`, `grade` (`doctor` is registered last: `add_doctor_parser`)."""
-    p = sub.add_parser("stubs", help="regenerate assignment/ from solutions/")
+    p = sub.add_parser("stubs", help="regenerate assignment/ from solutions/, and the totals the docs state from the tests")
     p.set_defaults(func=cmd_stubs)
 
     p = sub.add_parser("release", help="write the student release, or --check that assignment/ is in sync")
     p.add_argument("out", nargs="?", help="output folder (must not exist or be empty)")
-    p.add_argument("--check", action="store_true", help="fail if assignment/ differs from what would be generated")
+    p.add_argument("--check", action="store_true", help="fail if assignment/ differs from what would be generated, or "
+                                                        "a doc states other totals than the tests give")
     _add_assignment_arg(p, "release only this assignment of course.toml: its stubs, public tests, probes and "
                            "handout sections, renumbered")
     p.set_defaults(func=cmd_release)
@@ -35,6 +36,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mutant", action="append", metavar="ID",
                    help="only this mutant or correct variant (module:name, repeatable): say which tests catch it "
                         "(or reject it), every test run to the end")
+    p.add_argument("--refresh-fingerprints", action="store_true",
+                   help="after a person checked the whole-copy mutants validate calls stale: record the reference "
+                        "they now stand against (tests/mutants/), and stop")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("grade", help="grade a batch of submissions, each in its own sandbox (public + hidden tests)")
@@ -101,23 +105,29 @@ def add_doctor_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
-    """Regenerate assignment/ from solutions/."""
+    """Regenerate assignment/ from solutions/, and the totals the docs state (`grader.totals_docs`)."""
     from grader.stubs import MarkerError, write_assignment
+    from grader.totals import TotalsError
+    from grader.totals_docs import write_docs
 
     if (code := needs_instructor_repo("grader stubs", console)) is not None:
         return code
     try:
         written = write_assignment(KIT_ROOT / "assignment")
-    except MarkerError as exc:
+        docs = write_docs()
+    except (MarkerError, TotalsError) as exc:
         console.print(f"[red]{exc}[/red]", highlight=False)
         return 1
-    console.print(f"wrote {len(written)} files to assignment/")
+    console.print(f"wrote {len(written)} files to assignment/"
+                  + (f"; the totals in {', '.join(docs)}" if docs else "; the docs' totals are up to date"),
+                  highlight=False)
     return 0
 
 
 def cmd_release(args: argparse.Namespace, console: Console) -> int:
     from grader.release import build_release
     from grader.stubs import MarkerError, check_assignment
+    from grader.totals import TotalsError
 
     if (code := needs_instructor_repo("grader release", console)) is not None:
         return code
@@ -128,17 +138,19 @@ def cmd_release(args: argparse.Namespace, console: Console) -> int:
         return 2
     try:
         if args.check:
-            problems = check_assignment()
+            from grader.totals_docs import stale_docs
+
+            problems = [f"{p} (run `grader stubs`)" for p in check_assignment()] + stale_docs()
             for p in problems:
-                console.print(f"[red]{p}[/red] (run `grader stubs`)", highlight=False)
+                console.print(f"[red]{p}[/red]", highlight=False)
             if not problems:
-                console.print("assignment/ is in sync with solutions/")
+                console.print("assignment/ is in sync with solutions/, and the docs' totals with the tests")
             return 1 if problems else 0
         if not args.out:
             console.print("[red]grader release needs OUT (or --check)[/red]")
             return 2
         out = build_release(abspath(args.out), assignment, "" if assignment.default else load_course().name)
-    except MarkerError as exc:
+    except (MarkerError, TotalsError) as exc:
         console.print(f"[red]{exc}[/red]", highlight=False)
         return 1
     except FileExistsError as exc:
@@ -156,6 +168,13 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
     if (code := needs_instructor_repo("grader validate", console)) is not None:
         return code
+    if args.refresh_fingerprints:
+        from grader.mutants import refresh_fingerprints
+
+        changed = refresh_fingerprints(tuple(args.module) if args.module else MODULES)
+        console.print(f"recorded the reference's fingerprint in {len(changed)} whole-copy mutant(s)"
+                      + (f": {', '.join(changed)}" if changed else " (all were up to date)"), highlight=False)
+        return 0
     if args.mutant:
         from grader.validate import explain
 

@@ -185,7 +185,7 @@ def test_promised_flop_per_sec_more_devices(student):
 
 @pytest.mark.points(1)
 def test_time_matmul_trials(student):
-    """time_matmul divides by the number of trials and excludes the warm-up, for trials=1, 8 and the default (10)"""
+    """time_matmul divides by the number of trials and excludes the warm-up, for trials=1, 8 and the default"""
     for trials in (1, 8, None):
         check_fake_clock(student, n=8, trials=trials, seed=3)
 
