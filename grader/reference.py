@@ -16,6 +16,15 @@ those runs for every submission is waste.  `@reference` memoizes such a function
 
 The cache is trusted data in the trusted process: it never crosses into a sandbox, and it
 holds nothing of any submission (so no state of one submission survives into the next).
+
+`grader grade` computes them before its workers exist: a worker records which calls its first
+submission made (`computed`: each function's name and its key, i.e. the arguments' text, never a
+value), the batch keeps that list beside the suite's digest (`grader.batch.warm`), and the next
+batch's trusted fork-server makes those calls again (`precompute`) before it forks the workers, so
+every worker inherits the values and none computes them for its first submission.  A key parses
+back to plain arguments or is skipped, and a function is only ever called with arguments whose
+key it gave: whatever that list holds, a value is what the function computes from the test's
+own constants.
 """
 
 from __future__ import annotations
@@ -108,4 +117,47 @@ def reference(fn: F) -> F:
         return _copy(cache[key])
 
     wrapper.cache = cache  # type: ignore[attr-defined]
+    _REGISTRY[f"{fn.__module__}.{fn.__qualname__}"] = wrapper
     return wrapper  # type: ignore[return-value]
+
+
+#: Every @reference function defined in this process, by "module.qualname".
+_REGISTRY: dict[str, Any] = {}
+
+#: The longest key `precompute` parses (a call's arguments, as text).
+MAX_KEY = 64 * 1024
+
+
+def computed() -> list[list[str]]:
+    """[name, key] of every value this process has computed: which calls, never what they returned."""
+    return [[name, key] for name, wrapper in _REGISTRY.items() for key in wrapper.cache]
+
+
+def precompute(entries: Any, seconds: float) -> int:
+    """Make the calls `entries` names (from `computed`, in an earlier process) that are not cached
+    yet, until `seconds` have passed; returns how many.  An entry is skipped unless it names a
+    function defined here and its key parses back (`ast.literal_eval`) to plain arguments whose key
+    it is; a call that fails is skipped (the test meets the same failure when it makes it)."""
+    import ast
+    import time
+
+    deadline, done = time.monotonic() + seconds, 0
+    for entry in entries if isinstance(entries, list) else []:
+        if time.monotonic() > deadline:
+            break
+        if not (isinstance(entry, list) and len(entry) == 2 and all(type(x) is str for x in entry)):
+            continue
+        name, key = entry
+        wrapper = _REGISTRY.get(name)
+        if wrapper is None or key in wrapper.cache or len(key) > MAX_KEY:
+            continue
+        try:
+            args, items = ast.literal_eval(key)
+            kwargs = dict(items)
+            if type(args) is not tuple or _key(args, kwargs) != key:
+                continue
+            wrapper(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - computed when a test asks for it, as before
+            continue
+        done += 1
+    return done

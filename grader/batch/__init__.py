@@ -24,7 +24,8 @@ then the reports) -> `pool` (N trusted workers and the batch's mother zygote) ->
 (forks each worker from one warmed-up process) -> `trusted` (a worker process: jobs in,
 outcomes out) -> `grading` (one submission: stage, testrun, results).  Under everything:
 `options` (the options, an `Outcome` per submission, the errors), `budget` (the trusted side's
-budgets), `suite` (what grades a submission, as one digest) and `layout` (the results folder).
+budgets), `suite` (what grades a submission, as one digest), `warm` (the expected values the
+next batch's fork-server computes before it forks) and `layout` (the results folder).
 `merge` (`grader merge`) combines a CPU and a CUDA run of the same submissions.
 
 Every module imports only modules after it in `LAYERS` (tests/kit/test_imports.py): the
@@ -34,5 +35,5 @@ orchestration calls the stages, a stage never calls back up.  Sharded and cluste
 
 #: The modules of this package, top down: each imports only modules after it.
 LAYERS = ("grade", "pool", "forkserver", "trusted", "grading", "testrun", "merge", "late_batch", "grades",
-          "late", "gittime", "results", "stage", "discover", "unpack", "archive_headers", "take", "suite", "options",
-          "budget", "layout")
+          "late", "gittime", "results", "stage", "discover", "unpack", "archive_headers", "take", "suite", "warm",
+          "options", "budget", "layout")

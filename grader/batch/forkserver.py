@@ -10,8 +10,12 @@ was recycled) from that state.  Like the workers it descends from the grading pr
 runs student code: its forks are ordinary trusted workers (`grader.batch.trusted._worker_main`),
 whose sandboxes start exactly as before.
 
-Protocol, on a SOCK_SEQPACKET socket: the parent sends ``b"spawn"`` with two descriptors (the
-worker's connection, its log file); the server answers ``{"pid": N}`` once the child exists, or
+Protocol, on a SOCK_SEQPACKET socket: the parent sends ``{"spawn": {"env": {...}, "fd": NAME}}``
+with two descriptors (the worker's connection, its log file) and, with ``fd``, a third one (the
+batch's mother zygote's socket, which the parent starts after this server: its number, as the
+child receives it, goes into the ``"fd"`` of the JSON in the environment variable ``NAME``); the
+child adds ``env`` to its environment (the batch's kit bundle, the mother's link).  The server
+answers ``{"pid": N}`` once the child exists, or
 ``{"error": "..."}`` when it cannot fork safely (the parent then starts that worker the ordinary
 way, `python -m grader.batch.trusted`).  The server ends when the parent's end closes, and dies
 with the parent (its parent-death signal); each worker dies with the server.
@@ -35,7 +39,7 @@ from typing import Any
 from grader.sandbox.zygote import NotOurChild  # (the worker is the server's child: handled by pidfd)
 
 #: Largest request or answer
-_MAX = 4096
+_MAX = 1 << 16
 
 
 class ForkServer:
@@ -52,13 +56,21 @@ class ForkServer:
                                          stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=KIT_ROOT, env=env)
         theirs.close()
 
-    def spawn(self, conn_fd: int, log_fd: int, timeout: float = 300.0) -> NotOurChild | None:
-        """A worker serving on `conn_fd`, writing to `log_fd`; None when the server cannot make one
-        (then it is not asked again: `broken` says why)."""
+    def spawn(self, conn_fd: int, log_fd: int, env: dict[str, str] | None = None, fds: list[int] = (),
+              timeout: float = 300.0) -> NotOurChild | None:
+        """A worker serving on `conn_fd`, writing to `log_fd`, with `env` added to its environment and
+        `fds` (at most one: the mother zygote's socket, named by `env`'s KIT_ZYGOTE_MOTHER); None when
+        the server cannot make one (then it is not asked again: `broken` says why)."""
         if self.broken:
             return None
+        env = dict(env or {})
+        request: dict[str, Any] = {"env": env}
+        if fds:
+            from grader.sandbox.zygotes import Mother
+
+            request["fd"] = Mother.ENV
         try:
-            socket.send_fds(self.sock, [b"spawn"], [conn_fd, log_fd])
+            socket.send_fds(self.sock, [json.dumps({"spawn": request}).encode()], [conn_fd, log_fd, *fds][:3])
             deadline = time.monotonic() + timeout
             while True:  # the first answer waits for the warm-up: notice the server dying meanwhile
                 if select.select([self.sock], [], [], 1.0)[0]:
@@ -108,6 +120,8 @@ def warm_up(options: Any) -> None:
 
     testrun.derandomise_hypothesis()
     testrun.collect(options)
+    _import_what_a_worker_imports()
+    _expected_values(options)
     with FlopCounterMode(display=False):  # meta tensors: no compute, no thread pool
         torch.empty(2, 3, device="meta") @ torch.empty(3, 4, device="meta")
 
@@ -123,13 +137,52 @@ def warm_up(options: Any) -> None:
     gc.freeze()
 
 
-def _child(conn_fd: int, log_fd: int, options_dict: dict[str, Any]) -> None:
+#: What a worker imports during its first submission that collecting the tests does not: the sandbox's
+#: grading side, the replay of property tests, and libraries the tests reach lazily.
+WORKER_IMPORTS = ("grader.replay", "grader.sandbox.backend", "grader.sandbox.zygotes", "grader.sandbox.seccomp",
+                  "torch.utils.serialization", "einops._torch_specific")
+
+
+def _import_what_a_worker_imports() -> None:
+    """`WORKER_IMPORTS`, and the seccomp filter built (each worker would build it for its first
+    sandbox; it is the same program for all): paid once here, inherited by every fork."""
+    import importlib
+
+    for name in WORKER_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the worker imports it (and says why it cannot) when it needs it
+            pass
+    from grader.sandbox import seccomp
+
+    if seccomp.available()[0]:
+        seccomp.program()
+
+
+def _expected_values(options: Any) -> None:
+    """The expected values the last batch graded by this suite computed (`grader.batch.warm`), computed
+    here once (every fork inherits them) instead of in each worker's first submission.  Only with
+    torch on one thread (the workers' setting whenever the jobs fill the machine), as a worker
+    would compute them, and so that no thread pool exists when this process forks."""
+    import torch
+
+    from grader import reference
+    from grader.batch import warm
+
+    entries = warm.load(options.suite)
+    if entries and torch.get_num_threads() == 1:
+        reference.precompute(entries, warm.PRECOMPUTE_SECONDS)
+
+
+def _child(conn_fd: int, log_fd: int, options_dict: dict[str, Any], request: dict[str, Any],
+           extra_fd: int | None) -> None:
     """In the fork: become an ordinary trusted worker (never returns)."""
     import atexit
 
     code = 0
     try:
         atexit._clear()  # the server's exit handlers are not this worker's
+        _take_environment(request, extra_fd)
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)
         os.close(log_fd)
@@ -150,6 +203,18 @@ def _child(conn_fd: int, log_fd: int, options_dict: dict[str, Any]) -> None:
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _take_environment(request: dict[str, Any], extra_fd: int | None) -> None:
+    """The spawn request's environment, in this worker: the batch's bundle, and the mother zygote's
+    link with the number its socket has here."""
+    env = {str(k): str(v) for k, v in (request.get("env") or {}).items()}
+    name = request.get("fd")
+    if isinstance(name, str) and extra_fd is not None and name in env:
+        link = json.loads(env[name])
+        link["fd"] = extra_fd
+        env[name] = json.dumps(link)
+    os.environ.update(env)
 
 
 def main(argv: list[str]) -> int:
@@ -176,20 +241,25 @@ def main(argv: list[str]) -> int:
         reap_children()  # the workers that ended
         if not readable:
             continue
-        message, fds, _, _ = socket.recv_fds(sock, _MAX, 2)
+        message, fds, _, _ = socket.recv_fds(sock, _MAX, 3)
         if not message:
             return 0
-        if why or len(fds) != 2:
+        try:
+            request = json.loads(message)["spawn"]
+            wanted = 3 if request.get("fd") else 2
+        except (ValueError, KeyError, TypeError, AttributeError):
+            request, wanted = {}, -1
+        if why or len(fds) != wanted:
             for fd in fds:
                 os.close(fd)
-            sock.send(json.dumps({"error": why or f"expected 2 descriptors, got {len(fds)}"}).encode())
+            sock.send(json.dumps({"error": why or f"a spawn request with {len(fds)} descriptors"}).encode())
             continue
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             sock.close()
-            _child(fds[0], fds[1], options_dict)
+            _child(fds[0], fds[1], options_dict, request, fds[2] if wanted == 3 else None)
         for fd in fds:
             os.close(fd)
         sock.send(json.dumps({"pid": pid}).encode())

@@ -160,32 +160,35 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
                   + f"; kit {kit_version()}, {options.jobs} job(s)", highlight=False, soft_wrap=True)
     if options.hidden and not any((KIT_ROOT / "tests" / "hidden").glob("test_*.py")):
         console.print("public tests only: the hidden tests are not in this copy of the kit", highlight=False)
-    if todo:
-        run_pool(todo, options, console, result)
-    from grader.batch.late_batch import apply_policy  # `late` (a grader.batch.late.LatePolicy, or None) sets the final scores
+    join = run_pool(todo, options, console, result) if todo else None
+    try:  # the reports are written while the pool's processes end
+        from grader.batch.late_batch import apply_policy  # `late` (a grader.batch.late.LatePolicy, or None) sets the final scores
 
-    apply_policy(late, sources, layout, console)
-    # grades.csv and the summary cover every submission of this batch, refused ones included
-    errors = {o.student: o.message for o in result.outcomes if o.status == "error"}
-    result.rows = batch_rows(layout, [src.student for src in sources], errors,
-                             [(src.student, why) for src, why in found.refused])
-    write_atomic(layout.grades, grades_csv(result.rows, options.modules if options.assignment else None))
-    render_summary(result.rows, console)
-    from grader.reports.feedback import write_and_report  # the final results.json, new or changed ones
+        apply_policy(late, sources, layout, console)
+        # grades.csv and the summary cover every submission of this batch, refused ones included
+        errors = {o.student: o.message for o in result.outcomes if o.status == "error"}
+        result.rows = batch_rows(layout, [src.student for src in sources], errors,
+                                 [(src.student, why) for src, why in found.refused])
+        write_atomic(layout.grades, grades_csv(result.rows, options.modules if options.assignment else None))
+        render_summary(result.rows, console)
+        from grader.reports.feedback import write_and_report  # the final results.json, new or changed ones
 
-    result.problems += write_and_report(out, [src.student for src in sources], console, only_stale=True,
-                                        jobs=options.jobs)
-    result.seconds = time.monotonic() - t0
-    errors = [o for o in result.outcomes if o.status == "error"]
-    console.print(f"wrote {layout.grades} ({len(result.rows)} rows) and {layout.students_dir}/<student>/results.json "
-                  f"in {result.seconds:.1f} s"
-                  + (f"; [red]{len(errors)} not graded[/red] (rerun to retry)" if errors else "")
-                  + (f"; [red]{len(found.refused)} refused[/red] (colliding ids)" if found.refused else ""),
-                  highlight=False, soft_wrap=True)
-    if result.warning:
-        console.print(f"[bold red]{result.warning}[/bold red]", highlight=False)
-    if late is not None:  # last and loud: each submission whose time is unknown, for the instructor to decide
-        from grader.batch.late_batch import list_unknown_times
+        result.problems += write_and_report(out, [src.student for src in sources], console, only_stale=True,
+                                            jobs=options.jobs)
+        result.seconds = time.monotonic() - t0
+        errors = [o for o in result.outcomes if o.status == "error"]
+        console.print(f"wrote {layout.grades} ({len(result.rows)} rows) and {layout.students_dir}/<student>/results.json "
+                      f"in {result.seconds:.1f} s"
+                      + (f"; [red]{len(errors)} not graded[/red] (rerun to retry)" if errors else "")
+                      + (f"; [red]{len(found.refused)} refused[/red] (colliding ids)" if found.refused else ""),
+                      highlight=False, soft_wrap=True)
+        if result.warning:
+            console.print(f"[bold red]{result.warning}[/bold red]", highlight=False)
+        if late is not None:  # last and loud: each submission whose time is unknown, for the instructor to decide
+            from grader.batch.late_batch import list_unknown_times
 
-        list_unknown_times(layout, [src.student for src in sources], console)
+            list_unknown_times(layout, [src.student for src in sources], console)
+    finally:
+        if join is not None:
+            join()
     return result

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import kit_version
+from grader.batch import warm
 from grader.batch.discover import Source, fingerprint
 from grader.batch.layout import Layout, write_atomic, write_json
 from grader.batch.options import GradeError, GradeOptions, Outcome, sandbox_settings, suite_args, test_files
@@ -54,6 +55,7 @@ class TrustedGrader:
         derandomise_hypothesis()
         self.count = 0
         self.exhausted = False  # ran out of memory: end after this submission
+        self.progress_root: Path | None = None  # the batch's progress folder (`grader.batch.warm.record`)
         self._freeze()
 
     @staticmethod
@@ -61,11 +63,20 @@ class TrustedGrader:
         """Move what is alive now (torch, pytest, the tests, the caches) out of the collector's
         sight: every collection after it, pytest's own at the end of each run included, walks only
         what one submission's run made.  Done at start-up and after the first submission (which
-        imports the test modules)."""
+        imports the test modules): `settle`."""
         import gc
 
         gc.collect()
         gc.freeze()
+
+    def settle(self) -> None:
+        """Between submissions, once the outcome is sent (off the submission's own time): after the
+        first one, what it left alive (the test modules' objects, expected values) is frozen, and
+        the expected values it computed are named for the next batch (`grader.batch.warm`)."""
+        if self.count == 1:
+            self._freeze()
+            if self.progress_root is not None:
+                warm.record(self.progress_root)
 
     def close(self) -> None:
         from grader.sandbox import zygotes
@@ -105,6 +116,8 @@ class TrustedGrader:
         print(f"=== {shown(source.student)} ({shown(source.path)}) ===", flush=True)
         submission = self._submission(source)
         progress = Path(work["progress"]) if work.get("progress") else None
+        if progress is not None:
+            self.progress_root = progress.parent
         extra: tuple[str, ...] = ()
         if progress is not None:
             extra += (f"--kit-stream={progress / STREAM}",)
@@ -128,8 +141,6 @@ class TrustedGrader:
             self.settings.log_path = str(raw_log)
             sandbox.pop_finished()
             code, plugin = self._pytest(staged.folder, report, extra=extra)
-            if self.count == 1:
-                self._freeze()
             stats = sandbox.pop_finished()
             sandbox_stats = stats[-1] if stats else {"launcher": self.launcher, "warning": self.warning, "starts": 0,
                                                       "calls": 0, "timeouts": 0, "crashes": 0, "garbage": 0}

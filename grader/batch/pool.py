@@ -5,8 +5,12 @@ each forked by the trusted fork-server (`grader.batch.forkserver`; else started 
 its own), over a socket each: a job in, an `Outcome` out.  It replaces a worker that died (its
 submission graded once more), one past its hard limits (`grader.batch.budget`: what it finished
 counts, the rest not graded) and, every `RECYCLE_AFTER` submissions, a healthy one.  Where
-sandboxes come from zygotes it also starts the batch's mother zygote (`grader.sandbox.zygote`),
-which forks each worker's zygote.  It writes nothing of a submission's: the workers do.
+sandboxes come from zygotes it also starts the batch's mother zygote (`grader.sandbox.zygotes`),
+which forks each worker's zygote; and it builds the kit bundle every sandbox of the batch reads,
+once (``KIT_BUNDLE``).  With one submission there is no fork-server (the worker starts as a process of its own).  When
+nothing is left to hand out, idle workers end while the others finish, and the caller writes the
+batch's reports before it waits for them (`run_pool` returns what waits).  It writes nothing of a
+submission's: the workers do.
 """
 
 from __future__ import annotations
@@ -17,10 +21,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from grader import KIT_ROOT
-from grader.batch import budget
+from grader.batch import budget, warm
 from grader.batch.discover import Source
 from grader.batch.layout import Layout
 from grader.batch.options import BatchResult, GradeError, GradeOptions, Outcome, options_json, sandbox_settings
@@ -35,7 +39,7 @@ class Pool:
     `python -m grader.batch.trusted --worker` process) and holding a socket to this one; and the
     batch's mother zygote, which forks each worker's zygote."""
 
-    def __init__(self, n: int, options: GradeOptions):
+    def __init__(self, n: int, options: GradeOptions, forkserver: bool = True):
         from grader.sandbox import SandboxSettings
 
         self.options = options
@@ -52,9 +56,18 @@ class Pool:
                        "wall_limit_s": self.wall}
         self.progress = Path(tempfile.mkdtemp(prefix=f"kit-grade-{os.getpid()}-progress-"))
         self.jobs = self.spawned = 0
+        # the fork-server first: its warm-up (torch, pytest, the tests) is the longest start-up of
+        # the batch; the kit bundle and the mother zygote (its imports) are made while it runs, and
+        # each worker gets both when it is forked (`_handed`).  Without one (`forkserver` False: one
+        # submission, whose worker would only repeat the server's collection) the worker starts as a
+        # process of its own, its imports running while the mother zygote's do
+        self.mother: Any = None
+        self.bundle = ""
+        self.server = self._start_server() if forkserver else None
+        self.bundle = self._build_bundle()
         self.mother = self._start_mother()
-        self.server = self._start_server()
         self.workers: list[dict[str, Any]] = [self._spawn(slot) for slot in range(n)]
+        self.leaving: list[dict[str, Any]] = []  # told to end (`release`, `close`), not yet waited for
 
     def _start_mother(self) -> Any:
         """The batch's mother zygote (`grader.sandbox.zygotes.MotherProcess`) where sandboxes come from
@@ -75,6 +88,27 @@ class Pool:
                           "each worker starts its own\n")
             return None
 
+    def _build_bundle(self) -> str:
+        """The kit bundle (`grader.sandbox.bundle`) every sandbox of the batch reads, built once here
+        and handed to every worker (``KIT_BUNDLE``), not copied and compiled again by each; "" where
+        it cannot be built (each worker then builds its own)."""
+        try:
+            from grader.sandbox.bundle import kit_bundle
+
+            return str(kit_bundle())
+        except OSError:
+            return ""
+
+    def _handed(self) -> tuple[dict[str, str], list[int]]:
+        """What a worker gets besides the fork-server's environment: the batch's bundle, the mother
+        zygote's link, and the descriptor that link names (the mother's shared socket)."""
+        env: dict[str, str] = {"KIT_BUNDLE": self.bundle} if self.bundle else {}
+        fds: list[int] = []
+        if self.mother is not None:
+            env.update(self.mother.env())
+            fds.append(self.mother.workers_end.fileno())
+        return env, fds
+
     def _worker_env(self) -> tuple[dict[str, str], list[int]]:
         """The trusted workers' environment, and the descriptors they inherit (the batch's zygote)."""
         # one trusted process per job slot, each next to its sandbox: torch's thread pool would only
@@ -84,11 +118,8 @@ class Pool:
                # the sandbox hides GPUs (CUDA_VISIBLE_DEVICES=""): GPU tests stay pending in this CPU run even on
                # a machine with CUDA (the plugin's --device default reads KIT_DEVICE)
                "KIT_DEVICE": os.environ.get("KIT_GRADE_DEVICE", self.options.device)}
-        inherit = []
-        if self.mother is not None:
-            env.update(self.mother.env())
-            inherit.append(self.mother.workers_end.fileno())
-        return env, inherit
+        handed, inherit = self._handed()
+        return {**env, **handed}, inherit
 
     def _start_server(self) -> Any:
         """The trusted fork-server (`grader.batch.forkserver`): workers forked from one warmed-up
@@ -113,7 +144,8 @@ class Pool:
         proc: Any = None
         with open(self.logs / f"worker-{slot}.log", "ab") as log:
             if self.server is not None:
-                proc = self.server.spawn(theirs.fileno(), log.fileno())
+                handed, fds = self._handed()
+                proc = self.server.spawn(theirs.fileno(), log.fileno(), handed, fds)
                 if proc is None:
                     log.write(f"(started as a process of its own: {self.server.broken})\n".encode())
             if proc is None:
@@ -181,32 +213,54 @@ class Pool:
             pass
         budget.release(w["memory"])
 
-    def close(self) -> None:
-        for w in self.workers:
-            try:
-                w["conn"].send(None)
-            except (OSError, BrokenPipeError):
-                pass
+    def release(self, w: dict[str, Any]) -> None:
+        """Tell the idle worker `w` to end, with no replacement (nothing is left to hand out): it exits
+        while the others finish their last submissions; `join` waits for it."""
+        try:
+            w["conn"].send(None)
+        except (OSError, BrokenPipeError):
+            pass
+        self.workers.remove(w)
+        self.leaving.append(w)
+
+    def close(self, wait: bool = True) -> None:
+        """End the batch's processes: every worker told to end, the mother zygote stopped (no sandbox
+        is needed any more); with `wait`, `join` now, else the caller joins when its own work is done
+        (the reports are written while the workers exit)."""
+        for w in list(self.workers):
+            self.release(w)
+        if self.mother is not None:
+            self.mother.close()
+            self.mother = None
+        if wait:
+            self.join()
+
+    def join(self) -> None:
+        """Wait for the workers told to end (killed past 30 s), then stop the fork-server (its forks
+        die with it: it goes last)."""
         deadline = time.monotonic() + 30
-        for w in self.workers:
+        for w in self.leaving:
             try:
                 w["proc"].wait(timeout=max(0.1, deadline - time.monotonic()))
             except Exception:  # noqa: BLE001 - killed below
                 pass
             self.kill(w)
+        self.leaving = []
         if self.server is not None:
             self.server.close()
-        if self.mother is not None:
-            self.mother.close()
+            self.server = None
+        warm.merge(self.progress, self.options.suite)  # the expected values the next batch's fork-server computes
         shutil.rmtree(self.progress, ignore_errors=True)
 
 
-def run_pool(todo: list[Source], options: GradeOptions, console: Any, result: BatchResult) -> None:
+def run_pool(todo: list[Source], options: GradeOptions, console: Any, result: BatchResult) -> Callable[[], None]:
+    """Grade `todo` (the outcomes go into `result`); returns what waits for the pool's processes to
+    end, for the caller to call once it has written the batch's reports."""
     from multiprocessing.connection import wait
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    pool = Pool(max(1, min(options.jobs, len(todo))), options)
+    pool = Pool(max(1, min(options.jobs, len(todo))), options, forkserver=len(todo) > 1)
     # what to hand out: {"src": submission}, or a run of it that was stopped, to finish ("finish": why)
     queue: list[dict[str, Any]] = [{"src": s} for s in todo]
     retries: dict[str, int] = {}
@@ -234,6 +288,9 @@ def run_pool(todo: list[Source], options: GradeOptions, console: Any, result: Ba
                 for w in pool.workers:
                     if w["ready"] and w["job"] is None and queue:
                         pool.send(w, queue.pop(0))
+                if not queue:  # nothing left to hand out: an idle worker ends now, while the others finish
+                    for w in [w for w in pool.workers if w["ready"] and w["job"] is None]:
+                        pool.release(w)
                 conns = {w["conn"]: w for w in pool.workers}
                 ready = wait(list(conns), timeout=5)
                 for obj in ready:
@@ -293,8 +350,9 @@ def run_pool(todo: list[Source], options: GradeOptions, console: Any, result: Ba
                                 queue.insert(0, {**item, "finish": budget.DIED_MESSAGE, "stopped_by": "died"})
                         break  # the worker list changed
     except BaseException:  # Ctrl-C or a fatal error: stop now; finished results are already on disk
-        for w in pool.workers:
+        for w in pool.workers + pool.leaving:
             pool.kill(w)
-        raise
-    finally:
         pool.close()
+        raise
+    pool.close(wait=False)
+    return pool.join

@@ -163,6 +163,7 @@ def _worker_main(conn: Any, options_dict: dict[str, Any]) -> None:
             conn.send(("last" if grader.exhausted else "done", asdict(outcome)))
             if grader.exhausted:
                 break
+            grader.settle()
     finally:
         grader.close()
 

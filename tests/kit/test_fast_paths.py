@@ -82,6 +82,45 @@ def test_reference_hands_out_copies():
     assert len(zeros.cache) == 1
 
 
+def test_precompute_makes_exactly_the_calls_named_and_no_other(tmp_path: Path, monkeypatch):
+    """grader.reference.precompute (what the trusted fork-server does with grader.batch.warm's file):
+    the calls an earlier process made, computed again here by the function itself; an entry that
+    names another function, or whose key does not parse back to the same plain arguments, is
+    skipped; the file the batch keeps round-trips through grader.batch.warm."""
+    from grader import reference as ref
+    from grader.batch import warm
+
+    seen = []
+
+    @reference
+    def scaled(n, factor=2.0, names=("a",)):
+        seen.append((n, factor, names))
+        return [n * factor]
+
+    scaled(3)
+    scaled(4, factor=0.5, names=("b", "c"))
+    name = f"{scaled.__module__}.{scaled.__qualname__}"
+    entries = [e for e in ref.computed() if e[0] == name]
+    assert len(entries) == 2
+    monkeypatch.setenv("KIT_CACHE_DIR", str(tmp_path / "cache"))
+    progress = tmp_path / "progress"
+    progress.mkdir()
+    (progress / "reference-calls-1.json").write_text(json.dumps(entries + [["no.such.function", "((1,), [])"]]))
+    warm.merge(progress, "ab" * 32)
+    kept = warm.load("ab" * 32)
+    assert sorted(kept) == sorted(entries + [["no.such.function", "((1,), [])"]])
+    scaled.cache.clear()
+    seen.clear()
+    bad = [[name, "((5,), [('factor', __import__('os').getpid())])"],  # not a literal: refused by literal_eval
+           [name, "((6,),[])"],  # parses, but is not the key those arguments have: skipped
+           [name, "((7,), {})"]]  # not (args, items): skipped
+    assert ref.precompute(kept + bad, 60) == 2
+    assert sorted(seen, key=repr) == [(3, 2.0, ("a",)), (4, 0.5, ("b", "c"))]
+    assert scaled(3) == [6.0] and scaled(4, factor=0.5, names=("b", "c")) == [2.0] and len(seen) == 2  # cached
+    (warm.cache_file("ab" * 32)).write_text("[1, 2")  # a damaged file is no file
+    assert warm.load("ab" * 32) == [] and warm.cache_file("../x") is None
+
+
 def test_reference_check_mode_catches_a_nondeterministic_function(monkeypatch):
     @reference
     def noisy(n):
