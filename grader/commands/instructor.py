@@ -33,7 +33,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="prove the tests: pass on solutions, not attempted on stubs, mutants caught")
     p.add_argument("--module", action="append", choices=MODULES, help="only this module (repeatable)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="mutants graded in parallel")
-    p.add_argument("--mutant", action="append", metavar="ID",
+    p.add_argument("--mutant", "--explain", action="append", metavar="ID",
                    help="only this mutant or correct variant (module:name, repeatable): say which tests catch it "
                         "(or reject it), every test run to the end")
     p.add_argument("--refresh-fingerprints", action="store_true",
