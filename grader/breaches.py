@@ -235,13 +235,18 @@ def _inert_dims(text: str) -> bool:
         if any(c in core for c in "{}'\"\\"):  # the f-string jaxtyping builds of it: code in braces
             return False
         try:
-            tree = ast.parse(core, mode="eval")
+            tree = ast.parse(core, EVALUATED, mode="eval")
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue  # eval refuses it too: no code runs
         if not all(isinstance(x, _INERT_NODES) and not (isinstance(x, ast.Name) and x.id.startswith("__"))
                    for x in ast.walk(tree)):
             return False
     return True
+
+
+#: The file name a string a library evaluates is parsed under (each at most 2,000 characters; not a
+#: file of the submission, which is parsed once, under its own name).
+EVALUATED = "<evaluated string>"
 
 
 def inert_string(text: str, depth: int = 0) -> bool:
@@ -251,7 +256,7 @@ def inert_string(text: str, depth: int = 0) -> bool:
     if len(text) > 2000 or depth > 4:
         return False
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(text.strip(), EVALUATED, mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return _inert_dims(text)
     for x in ast.walk(tree):
@@ -286,7 +291,7 @@ def string_names(n: ast.AST) -> set[str]:
     names: set[str] = set()
     for c in evaluated_strings(n):
         try:
-            tree = ast.parse(c.value.strip(), mode="eval") if len(c.value) <= 2000 else None
+            tree = ast.parse(c.value.strip(), EVALUATED, mode="eval") if len(c.value) <= 2000 else None
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
         for x in ast.walk(tree) if tree is not None else ():
