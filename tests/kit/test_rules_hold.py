@@ -28,19 +28,31 @@ def _earned(records: list[dict]) -> float:
     return sum(r["points"] for r in records if r["status"] == "passed")
 
 
-def _graded_with_twins(cases: list, makers: Callable, tmp_path: Path) -> list[tuple[list[dict], list[dict]]]:
+def _graded_with_twins(cases: list, makers: Callable, tmp_path: Path,
+                       twin_key: Callable | None = None) -> list[tuple[list[dict], list[dict]]]:
     """(records of the case, records of its honest twin) for each case, graded with its module's
-    tests in one batch of runs; `makers(case)` gives (build the case, build its twin)."""
+    tests in one batch of runs; `makers(case)` gives (build the case, build its twin).  Cases whose
+    `twin_key` is equal have the same twin, graded once (the rule tricks: 54 cases, 6 twins)."""
     targets: list[tuple[Path, str]] = []
+    twin_at: dict[object, int] = {}
+    where: list[tuple[int, int]] = []
     for i, case in enumerate(cases):
         make, make_twin = makers(case)
-        targets += [(make(tmp_path / f"case{i}"), case.module), (make_twin(tmp_path / f"twin{i}"), case.module)]
+        case_at = len(targets)
+        targets.append((make(tmp_path / f"case{i}"), case.module))
+        key = twin_key(case) if twin_key is not None else i
+        if key not in twin_at:
+            twin_at[key] = len(targets)
+            targets.append((make_twin(tmp_path / f"twin{i}"), case.module))
+        where.append((case_at, twin_at[key]))
     runs = grade_targets(targets, jobs=2)
-    return [(runs[2 * i], runs[2 * i + 1]) for i in range(len(cases))]
+    return [(runs[case_at], runs[twin]) for case_at, twin in where]
 
 
 def test_tricks_score_no_more_than_their_twins(tmp_path: Path) -> None:
-    runs = _graded_with_twins(CASES, lambda c: (partial(build, c), partial(twin, c)), tmp_path)
+    # a twin is the case's module with the ruled function raising: the same for every case with that pair
+    runs = _graded_with_twins(CASES, lambda c: (partial(build, c), partial(twin, c)), tmp_path,
+                              twin_key=lambda c: (c.module, c.ruled))
     problems = []
     for case, (trick, honest) in zip(CASES, runs):
         if not trick or not honest:
