@@ -1,0 +1,21 @@
+"""Kit self-tests: the whole `grader validate` starts in the background at collection when the run
+selects `test_validate_all_modules` (tests/kit/background_validate.py says why)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.kit import background_validate
+
+VALIDATE_ALL = "tests/kit/test_validate.py::test_validate_all_modules"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.option.collectonly:
+        return
+    if any(item.nodeid == VALIDATE_ALL for item in session.items):
+        background_validate.start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    background_validate.stop()
