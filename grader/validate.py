@@ -75,13 +75,16 @@ STALL_LIMIT = 1800.0
 def grade_targets(targets: list[tuple[Path, str | tuple[str, ...]]], jobs: int, *, maxfail: bool = False,
                   report_dir: Path | None = None,
                   done: Callable[[int, list[dict]], None] | None = None,
-                  root: Path | None = None) -> list[list[dict]]:
+                  root: Path | None = None, warm: bool = False) -> list[list[dict]]:
     """Grade each implementation folder with its module's graded tests (or the tests of several
     modules: a tuple); the records of each run.  `done(i, records)` is called as each run ends.
 
     The runs go through `grader.forkrun`: one process imports torch and the tests once and
     forks a fresh child per run (isolated, and several times faster than a new interpreter).
     `root`: the copy of the kit whose tests (and grader) run (`grader.snapshot`; default: this one).
+    `warm`: that process first runs the tests of every module the runs use on the reference
+    solutions, so each run starts with the expected values and examples a grading worker has
+    after its first submission (`grader.forkrun`: worth it for many runs, mutants and variants).
     """
     import json
     import os
@@ -104,10 +107,15 @@ def grade_targets(targets: list[tuple[Path, str | tuple[str, ...]]], jobs: int, 
         def records(i: int) -> list[dict]:
             return json.loads(reports[i].read_text())["tests"] if reports[i].exists() else []
 
+        sessions = []
+        if warm and targets:
+            used = sorted({m for _, mods in targets for m in ((mods,) if isinstance(mods, str) else mods)})
+            sessions.append([*test_files(tuple(used), root=root or KIT_ROOT), f"--target={(root or KIT_ROOT) / 'solutions'}",
+                             "-q", "-p", "no:cacheprovider", "--assert=plain"])
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
         with subprocess.Popen([sys.executable, "-m", "grader.forkrun", str(max(1, jobs))], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=root or KIT_ROOT, env=env) as proc:
-            proc.stdin.write(json.dumps(runs).encode())
+            proc.stdin.write(json.dumps({"runs": runs, "warm": sessions}).encode())
             proc.stdin.close()
             for index in _finished(proc):  # forkrun prints {"index", "code"} as each run ends
                 if done is not None and 0 <= index < len(reports):
@@ -159,7 +167,7 @@ def _fork_runs(items: list[Mutant], tmp: Path, jobs: int, prefix: str, maxfail: 
         where.append(len(out))
         out.append([])
         targets.append((target, (m.module, *dependents(m.module, root=root)) if users else m.module))
-    for index, records in zip(where, grade_targets(targets, jobs, maxfail=maxfail, root=root,
+    for index, records in zip(where, grade_targets(targets, jobs, maxfail=maxfail, root=root, warm=True,
                                                    done=(lambda _i, records: done(records)) if done else None)):
         out[index] = records
     return out

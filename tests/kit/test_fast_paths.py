@@ -267,3 +267,25 @@ def test_replay_refuses_examples_two_runs_disagree_on(tmp_path: Path, check: boo
             out.stdout[-3000:]
     else:
         assert "RESULT [0, 0, 0] 1 0 False" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+def test_validate_runs_warm_and_cold_give_the_same_records(tmp_path: Path):
+    """grader.forkrun's warm-up (the reference solutions' tests run twice in the server before it
+    forks, so every mutant run starts with the expected values and examples cached) changes no
+    record: the same tests, statuses and messages as runs forked from a cold server, for the
+    solutions and for mutants of three modules whose tests cache the most (views' hypothesis
+    examples, flops' FlopCounterMode counts, optimizers' torch.optim trajectories)."""
+    from grader.mutants import build_target, load_mutants
+    from grader.validate import grade_targets
+
+    targets: list[tuple[Path, str]] = [(KIT_ROOT / "solutions", "views")]
+    for module in ("views", "flops", "optimizers"):
+        for i, m in enumerate(load_mutants((module,))[:4]):
+            targets.append((build_target(m, tmp_path / f"{module}{i}", KIT_ROOT / "solutions"), module))
+    warm = grade_targets(targets, 2, maxfail=True, warm=True)
+    cold = grade_targets(targets, 2, maxfail=True, warm=False)
+
+    def shown(runs):
+        return [[(r["id"], r["status"], r["message"]) for r in recs] for recs in runs]
+
+    assert all(warm) and shown(warm) == shown(cold)

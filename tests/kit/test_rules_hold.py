@@ -45,7 +45,7 @@ def _graded_with_twins(cases: list, makers: Callable, tmp_path: Path,
             twin_at[key] = len(targets)
             targets.append((make_twin(tmp_path / f"twin{i}"), case.module))
         where.append((case_at, twin_at[key]))
-    runs = grade_targets(targets, jobs=2)
+    runs = grade_targets(targets, jobs=2, warm=True)
     return [(runs[case_at], runs[twin]) for case_at, twin in where]
 
 
