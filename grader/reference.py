@@ -103,9 +103,18 @@ def reference(fn: F) -> F:
     """Memoize a trusted expected-value function (see the module docstring)."""
     cache: dict[str, Any] = {}
 
+    asked: set[str] = set()  # the keys a caller asked for in this process (`computed`)
+
+    def fill(*args: Any, **kwargs: Any) -> None:
+        """Compute into the cache without counting as asked (`precompute`)."""
+        key = _key(args, kwargs)
+        if key not in cache and len(cache) < _MAX_ENTRIES:
+            cache[key] = fn(*args, **kwargs)
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         key = _key(args, kwargs)
+        asked.add(key)
         if key not in cache:
             if len(cache) >= _MAX_ENTRIES:
                 cache.pop(next(iter(cache)))
@@ -117,6 +126,8 @@ def reference(fn: F) -> F:
         return _copy(cache[key])
 
     wrapper.cache = cache  # type: ignore[attr-defined]
+    wrapper.asked = asked  # type: ignore[attr-defined]
+    wrapper.fill = fill  # type: ignore[attr-defined]
     _REGISTRY[f"{fn.__module__}.{fn.__qualname__}"] = wrapper
     return wrapper  # type: ignore[return-value]
 
@@ -129,8 +140,11 @@ MAX_KEY = 64 * 1024
 
 
 def computed() -> list[list[str]]:
-    """[name, key] of every value this process has computed: which calls, never what they returned."""
-    return [[name, key] for name, wrapper in _REGISTRY.items() for key in wrapper.cache]
+    """[name, key] of every call a caller made in this process (a test, or a module's import): which
+    calls, never what they returned.  Values `precompute` filled and no caller asked for are not
+    among them, so an entry of `grader.batch.warm`'s file that no test makes any more is dropped by
+    the next batch that records (a planted or stale entry costs one batch at most)."""
+    return [[name, key] for name, wrapper in _REGISTRY.items() for key in wrapper.asked]
 
 
 def precompute(entries: Any, seconds: float) -> int:
@@ -156,8 +170,8 @@ def precompute(entries: Any, seconds: float) -> int:
             kwargs = dict(items)
             if type(args) is not tuple or _key(args, kwargs) != key:
                 continue
-            wrapper(*args, **kwargs)
-        except Exception:  # noqa: BLE001 - computed when a test asks for it, as before
+            wrapper.fill(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - computed when a test asks for it, as before (MemoryError too)
             continue
         done += 1
     return done

@@ -20,12 +20,18 @@ answers ``{"pid": N}`` once the child exists, or
 way, `python -m grader.batch.trusted`).  The server ends when the parent's end closes, and dies
 with the parent (its parent-death signal); each worker dies with the server.
 
-Fork safety: the warm-up imports and collects but never computes on CPU tensors (a meta-tensor
-FLOP count only), so no thread pool exists; the server refuses to fork with more than one thread.
+Fork safety: the warm-up imports and collects, counts FLOPs on meta tensors, and computes the
+expected values the last batch of the same suite named (`grader.batch.warm`; CPU tensors, with
+torch on one thread, so no thread pool exists); the server refuses to fork with more than one
+thread.  That computing is bounded: RLIMIT_AS at 512 MiB above the server's size while it runs
+(a call that needs more fails and is skipped) and SIGALRM's default action past
+`warm.PRECOMPUTE_SECONDS` plus 10 s (the server ends; the workers then start as processes of
+their own).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -171,7 +177,38 @@ def _expected_values(options: Any) -> None:
 
     entries = warm.load(options.suite)
     if entries and torch.get_num_threads() == 1:
-        reference.precompute(entries, warm.PRECOMPUTE_SECONDS)
+        with _bounded(warm.PRECOMPUTE_SECONDS + 10, warm.PRECOMPUTE_BYTES):
+            reference.precompute(entries, warm.PRECOMPUTE_SECONDS)
+
+
+@contextlib.contextmanager
+def _bounded(seconds: float, extra_bytes: int):
+    """While the fork-server computes from the cache file: its address space at most `extra_bytes`
+    above what it is now (a call that wants more fails with MemoryError, which `precompute` skips),
+    and SIGALRM's default action (the process ends) past `seconds` (a call that `precompute`'s
+    deadline, checked between calls, cannot stop)."""
+    import resource
+    import signal
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    size = 0
+    try:
+        with open("/proc/self/status") as f:
+            size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        pass
+    limited = bool(size) and (hard == resource.RLIM_INFINITY or size + extra_bytes <= hard)
+    if limited:
+        resource.setrlimit(resource.RLIMIT_AS, (size + extra_bytes, hard))
+    previous = signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(max(1, int(seconds)))
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        if limited:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def _child(conn_fd: int, log_fd: int, options_dict: dict[str, Any], request: dict[str, Any],

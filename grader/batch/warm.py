@@ -16,7 +16,10 @@ same suite pays that once and not once per worker:
 
 The file only says which calls to make: a value is always computed here, by the test's own
 function, from arguments that parse back to plain data (an entry that does not is skipped), so a
-stale or altered file costs at most time (`PRECOMPUTE_SECONDS`), never a verdict.  Bounded: at most
+stale or altered file costs at most time and memory, bounded (`PRECOMPUTE_SECONDS`,
+`PRECOMPUTE_BYTES`), never a verdict; and only once: a worker records the calls its tests made,
+not the values it inherited, so an entry no test makes is gone after the next batch.  Who can
+write the file is who can write the grader's home (the grader's uid outside a sandbox).  Bounded: at most
 `MAX_ENTRIES` entries and `MAX_BYTES` bytes are read.  The first batch after a change of the suite
 computes the values in its workers, as without this file.
 """
@@ -32,8 +35,12 @@ MAX_ENTRIES = 2000
 MAX_BYTES = 8 * 2**20
 #: Files of this many suites are kept (a TA editing the tests makes a new suite digest each time).
 KEEP = 16
-#: At most this long in the fork-server (what a worker's first submission would spend, and more).
-PRECOMPUTE_SECONDS = 60.0
+#: At most this long in the fork-server (what a worker's first submission would spend, and more);
+#: past it plus 10 s, the fork-server ends (grader.batch.forkserver._bounded).
+PRECOMPUTE_SECONDS = 20.0
+#: At most this much address space above the fork-server's own while it computes them (the whole
+#: suite's expected values take a few MiB).
+PRECOMPUTE_BYTES = 512 << 20
 _RECORD = "reference-calls-{pid}.json"
 
 

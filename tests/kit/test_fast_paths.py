@@ -86,7 +86,8 @@ def test_precompute_makes_exactly_the_calls_named_and_no_other(tmp_path: Path, m
     """grader.reference.precompute (what the trusted fork-server does with grader.batch.warm's file):
     the calls an earlier process made, computed again here by the function itself; an entry that
     names another function, or whose key does not parse back to the same plain arguments, is
-    skipped; the file the batch keeps round-trips through grader.batch.warm."""
+    skipped; only calls a caller made are recorded again (not what was precomputed); the file the
+    batch keeps round-trips through grader.batch.warm."""
     from grader import reference as ref
     from grader.batch import warm
 
@@ -110,13 +111,17 @@ def test_precompute_makes_exactly_the_calls_named_and_no_other(tmp_path: Path, m
     kept = warm.load("ab" * 32)
     assert sorted(kept) == sorted(entries + [["no.such.function", "((1,), [])"]])
     scaled.cache.clear()
+    scaled.asked.clear()
     seen.clear()
     bad = [[name, "((5,), [('factor', __import__('os').getpid())])"],  # not a literal: refused by literal_eval
            [name, "((6,),[])"],  # parses, but is not the key those arguments have: skipped
            [name, "((7,), {})"]]  # not (args, items): skipped
     assert ref.precompute(kept + bad, 60) == 2
     assert sorted(seen, key=repr) == [(3, 2.0, ("a",)), (4, 0.5, ("b", "c"))]
+    # what was filled and no caller asked for is not recorded: a planted entry lives one batch at most
+    assert [e for e in ref.computed() if e[0] == name] == []
     assert scaled(3) == [6.0] and scaled(4, factor=0.5, names=("b", "c")) == [2.0] and len(seen) == 2  # cached
+    assert sorted(e for e in ref.computed() if e[0] == name) == sorted(entries)
     (warm.cache_file("ab" * 32)).write_text("[1, 2")  # a damaged file is no file
     assert warm.load("ab" * 32) == [] and warm.cache_file("../x") is None
 
@@ -289,3 +294,28 @@ def test_validate_runs_warm_and_cold_give_the_same_records(tmp_path: Path):
         return [[(r["id"], r["status"], r["message"]) for r in recs] for recs in runs]
 
     assert all(warm) and shown(warm) == shown(cold)
+
+
+def test_the_fork_servers_precompute_is_bounded_in_memory_and_time():
+    """grader.batch.forkserver._bounded: while the fork-server computes from the cache file, an
+    allocation past its budget fails (and precompute skips that entry), and past its time the process
+    ends (SIGALRM's default action), whatever a single call does."""
+    script = textwrap.dedent("""
+        import signal, sys, time
+        from grader.batch.forkserver import _bounded
+        with _bounded(30, 256 * 2**20):
+            try:
+                bytearray(1024 * 2**20)
+                print("ALLOCATED")
+            except MemoryError:
+                print("REFUSED")
+        bytearray(512 * 2**20)  # the limit is lifted after
+        print("AFTER")
+        sys.stdout.flush()
+        with _bounded(1, 256 * 2**20):
+            time.sleep(30)
+        print("NOT STOPPED")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=KIT_ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["REFUSED", "AFTER"], out.stdout + out.stderr
+    assert out.returncode == -14, out.returncode  # SIGALRM
