@@ -163,8 +163,10 @@ def diagnose(cuda: bool = True) -> dict[str, Any]:
         add("bubblewrap (user namespace)", ok, why or "unprivileged namespaces work", FIXES["userns"])
     abi, why = launchers.landlock_available()
     usable, why_not = launchers.landlock_acceptable()
-    if not abi:
-        add("landlock", False, why, FIXES["landlock"])
+    if not abi:  # bubblewrap workers also narrow their /proc with it (`launchers.sandbox_rules`)
+        add("landlock", False, why + "; without it a bubblewrap sandbox can read its mount table "
+            "(/proc/self/mountinfo), which names the host folders bound into it (the kit's, for a venv inside it)",
+            FIXES["landlock"])
     elif usable:
         scoped = abi >= launchers.LANDLOCK_SCOPED_ABI
         add("landlock", True, f"ABI {abi}: " + ("signals and abstract sockets scoped to the sandbox" if scoped else
@@ -175,6 +177,12 @@ def diagnose(cuda: bool = True) -> dict[str, Any]:
     ok, why = _seccomp_check()
     add("seccomp", ok, why or "libseccomp filter installed, refusing AF_INET and calls on other processes",
         FIXES["seccomp"])
+    add("between sandboxes", ok,
+        ("file locks, leases, cache advice and page-residency probes refused (the seccomp filter); " if ok else
+         "without the seccomp filter, sandboxes can signal each other through file locks and the page cache; ")
+        + "left open on every launcher: the page cache's timing (a page of a shared file that one sandbox reads is "
+        "faster for the next to read): docs/ARCHITECTURE.md, 'Between sandboxes', has its measured bandwidth; "
+        "measure it here with python bench/page_cache_channel.py", FIXES["seccomp"])
     add("uid drop", root, "root: a uid per submission" if root else "not root: the sandbox runs as this user",
         FIXES["uid"])
     ok, how = limits.cgroups_available()

@@ -27,6 +27,11 @@ domain of its own and each run one nested in it (`start(confine=...)`): with Lan
 (Landlock without scopes) it says so and exits: its orphans go to the worker, which reports
 them, and the grader ends the sandbox after that call.
 
+Nothing a run starts reaches the next probe call either: student code shares the worker's process
+and can write requests to the template itself, so after every call the worker asks the template
+whether it is idle (`settle`: a ping it answers only between runs); one still busy with a run nobody
+waits for is killed, and its processes, re-parented to the worker, make the grader end the sandbox.
+
 `serve_fresh` (below) uses the template when this process has one and otherwise starts a
 new interpreter (`python -m grader.serve`), so both ways are always available.  The template
 is not for student code to talk to: it only runs named probes (`grader.serve.find_probe`) on
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import select
 import signal
 import struct
@@ -47,6 +53,8 @@ from typing import Any
 
 _TEMPLATE: "Template | None" = None
 _MAX_MESSAGE = 1 << 20
+#: How long the template's trusted start-up (the probes' imports) may take before a run or a ping.
+READY_SECONDS = 120.0
 
 
 def _send(fd: int, obj: Any) -> None:
@@ -81,6 +89,13 @@ class Template:
     def __init__(self, pid: int, req_w: int, rep_r: int):
         self.pid, self.req_w, self.rep_r = pid, req_w, rep_r
         self.owner = os.getpid()
+        self.ready = False
+
+    def _await_ready(self, timeout: float = READY_SECONDS) -> None:
+        """The template's first message says its trusted imports are done (before it reads a request)."""
+        if not self.ready:
+            _recv(self.rep_r, time.monotonic() + timeout)
+            self.ready = True
 
     def alive(self) -> bool:
         try:
@@ -91,6 +106,7 @@ class Template:
     def run(self, folder: str, name: str, kwargs: dict[str, Any], reply_path: str, timeout: float) -> int | None:
         """Run probe `name` in a fresh grandchild; its reply is written to `reply_path`.  Returns the
         grandchild's exit status (negative: killed by that signal; None: it timed out and was killed)."""
+        self._await_ready()
         deadline = time.monotonic() + timeout
         _send(self.req_w, {"folder": folder, "name": name, "kwargs": kwargs, "reply": reply_path})
         started = _recv(self.rep_r, deadline)
@@ -111,6 +127,30 @@ class Template:
             except ChildProcessError:
                 pass
         return rc
+
+    def settle(self, timeout: float = 2.0) -> bool:
+        """True when the template is idle now, with nothing of an earlier run left; else kill it.
+
+        Called by the sandbox worker after every probe call: student code shares the worker's
+        process, so it can write requests to the template itself.  A run it asked for, still
+        running, or its replies, would reach into the next call: a ping answered in order proves
+        the template idle (replies before the pong are drained); no pong in `timeout` means it waits
+        on such a run, and it is killed (what it started is then re-parented to the worker, which
+        reports it, and the grader ends the sandbox after this call)."""
+        nonce = secrets.token_hex(8)
+        try:
+            self._await_ready()  # (its start-up is trusted and may take longer than `timeout`)
+            deadline = time.monotonic() + timeout
+            _send(self.req_w, {"ping": nonce})
+            while _recv(self.rep_r, deadline).get("pong") != nonce:
+                pass  # a reply to a run nobody waits for
+            return True
+        except (TimeoutError, EOFError, OSError, ValueError, struct.error, AttributeError):
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            return False
 
     def close(self) -> None:
         for fd in (self.req_w, self.rep_r):
@@ -166,6 +206,17 @@ def current() -> Template | None:
     return _TEMPLATE
 
 
+def settle() -> bool:
+    """After a probe call: this process's template idle, or killed and forgotten (`Template.settle`);
+    True when there was none or it was idle."""
+    global _TEMPLATE
+    template = current()
+    if template is None or template.settle():
+        return True
+    _TEMPLATE = None  # later fresh runs start interpreters
+    return False
+
+
 def _close_other_fds(keep: set[int]) -> None:
     try:
         fds = [int(fd) for fd in os.listdir("/proc/self/fd")]
@@ -199,11 +250,15 @@ def _template_loop(req_r: int, rep_w: int, confine: Callable[[], None] | None = 
         scoped = True
     become_subreaper()
     _preload()
+    _send(rep_w, {"ready": True})  # before any request is read (`Template._await_ready`)
     while True:
         try:
             request = _recv(req_r)
         except (EOFError, ValueError, struct.error):
             return 0
+        if "ping" in request:  # the worker between calls: we are idle (`Template.settle`)
+            _send(rep_w, {"pong": request["ping"]})
+            continue
         pid = os.fork()
         if pid == 0:  # the fresh process
             code = 1

@@ -189,7 +189,8 @@ def serve_forever(channel: Any, folder: str, limits: dict[str, int], layers: dic
             except Exception:  # noqa: BLE001 - the student may have closed or replaced it
                 pass
         # processes the student's code left running: the grader restarts the sandbox after this call
-        children = _has_children(template)
+        # (a fresh run it asked the template for itself, still running, included: `fresh.settle`)
+        children = not fresh.settle() or _has_children(template)
         try:
             channel.send({"seq": seq, "reply": reply, "children": children})
         except Exception as exc:  # noqa: BLE001 - e.g. a reply over the size cap

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from grader.batch.options import GradeError, GradeOptions, Outcome, sandbox_sett
 from grader.batch.results import bounded_messages, build_results
 from grader.batch.stage import stage
 from grader.batch.testrun import GradePlugin, derandomise_hypothesis, run_pytest
+from grader.sandbox.scratch import owned_tempdir
 from grader.batch.unpack import RejectedSubmission
 from grader.untrusted import printable, shown
 
@@ -50,7 +50,7 @@ class TrustedGrader:
         self.settings.uid = sandbox.acquire_uid()
         sandbox.configure(self.settings)
         sandbox.kit_bundle()
-        self.work = Path(tempfile.mkdtemp(prefix=f"kit-grade-{os.getpid()}-"))
+        self.work = owned_tempdir("kit-grade-")  # no pid in a name the staged folders carry
         os.chmod(self.work, 0o711)
         derandomise_hypothesis()
         self.count = 0

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -28,6 +27,7 @@ from grader.batch import budget, warm
 from grader.batch.discover import Source
 from grader.batch.layout import Layout
 from grader.batch.options import BatchResult, GradeError, GradeOptions, Outcome, options_json, sandbox_settings
+from grader.sandbox.scratch import owned_tempdir
 from grader.untrusted import shown_markup
 
 #: A trusted worker is replaced by a fresh process after grading this many submissions.
@@ -47,6 +47,10 @@ class Pool:
         self.logs.mkdir(parents=True, exist_ok=True)
         # the trusted side's budgets (grader.batch.budget); each job's progress streams to a folder of its own here
         budget.sweep_stale()
+        from grader.sandbox.supervisor import OrphanSweep
+
+        self.orphans = OrphanSweep()  # what a killed sandbox supervisor left is re-parented here, and ends with the batch
+        self.orphans.start()
         self.memory = budget.WorkerMemory.choose(options.worker_memory_mb, options.device)
         self.budget = float(options.submission_budget or 0)
         self.wall = budget.wall_limit(self.budget, SandboxSettings().submission_budget, options.call_timeout,
@@ -54,7 +58,7 @@ class Pool:
         self.limits = {"submission_budget_cpu_s": self.budget or None,
                        "killed_past_cpu_s": self.budget + budget.hard_margin(self.budget) if self.budget else None,
                        "wall_limit_s": self.wall}
-        self.progress = Path(tempfile.mkdtemp(prefix=f"kit-grade-{os.getpid()}-progress-"))
+        self.progress = owned_tempdir("kit-progress-")
         self.jobs = self.spawned = 0
         # the fork-server first: its warm-up (torch, pytest, the tests) is the longest start-up of
         # the batch; the kit bundle and the mother zygote (its imports) are made while it runs, and
@@ -249,6 +253,7 @@ class Pool:
         if self.server is not None:
             self.server.close()
             self.server = None
+        self.swept = self.orphans.sweep()  # every process of the batch that is still alive, re-parented here
         warm.merge(self.progress, self.options.suite)  # the expected values the next batch's fork-server computes
         shutil.rmtree(self.progress, ignore_errors=True)
 

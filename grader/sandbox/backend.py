@@ -30,7 +30,7 @@ from grader.sandbox.process import Sandbox, SandboxStartError
 from grader.sandbox.config import (SANDBOX_FOLDER, SANDBOX_KIT, SANDBOX_OTHER_FS, SANDBOX_TMP, SandboxSettings,
                                      record_finished, settings)
 
-_TEMP_NAMES = re.compile(r"/[\w./-]*?/kit-(?:grade|bundle|scratch|test-sandbox|inbox)-[\w.-]+")
+_TEMP_NAMES = re.compile(r"/[\w./-]*?/kit-(?:grade|bundle|scratch|test-sandbox|inbox|progress)-[\w.-]+")
 #: Names the sandbox's host side chose (a cgroup, a probe cgroup): never in a message, with or without a path
 _CHOSEN_NAMES = re.compile(r"[\w./-]*kit-(?:sandbox|probe|trusted)-[0-9a-f][\w.-]*")
 

@@ -13,7 +13,6 @@ import atexit
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from grader import KIT_ROOT
@@ -39,7 +38,11 @@ def kit_bundle() -> Path:
         return handed
     import compileall
 
-    root = Path(tempfile.mkdtemp(prefix=f"kit-bundle-{os.getpid()}-"))
+    from grader.sandbox.scratch import owned_tempdir
+
+    top = owned_tempdir("kit-bundle-")  # holds the owner file, out of the sandbox's sight, and `venv_config`
+    os.chmod(top, 0o711)  # a sandbox uid goes through it to the bundle, never lists it
+    root = top / "kit"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(KIT_ROOT / "grader", root / "grader", ignore=ignore)
     (root / "tests").mkdir()
@@ -60,7 +63,7 @@ def kit_bundle() -> Path:
         for name in filenames:
             os.chmod(os.path.join(dirpath, name), 0o644)
     _bundle = root
-    atexit.register(shutil.rmtree, root, True)
+    atexit.register(shutil.rmtree, top, True)
     return root
 
 
@@ -131,9 +134,80 @@ def _exe_in(prefix: Path) -> Path | None:
         return None
 
 
+def sandbox_site(launcher: str) -> list[str]:
+    """`site_dirs` as the worker sees them (bubblewrap: a venv inside the kit at /venv)."""
+    venv = venv_inside() if launcher == BUBBLEWRAP else None
+    return [SANDBOX_VENV + d[len(venv):] if venv and d.startswith(venv + "/") else d for d in site_dirs()]
+
+
 def sandbox_python(launcher: str) -> str:
     """The interpreter path the worker is started with (inside the sandbox's view)."""
     venv = venv_inside() if launcher == BUBBLEWRAP else None
     if venv:
         return str(Path(SANDBOX_VENV) / _exe_in(Path(venv)))
     return sys.executable
+
+
+def site_dirs() -> list[str]:
+    """The site-packages folders of this interpreter that lie in `python_mounts` (the sandbox's
+    interpreter runs with -S, `sandbox_env` puts them on its PYTHONPATH: no .pth file of theirs runs)."""
+    mounts = [Path(m) for m in python_mounts()]
+    out = []
+    for entry in sys.path:
+        p = Path(entry) if entry else None
+        if p and p.name in ("site-packages", "dist-packages") and p.is_dir() and any(m == p or m in p.parents for m in mounts):
+            out.append(str(p))
+    return list(dict.fromkeys(out))
+
+
+def kit_install_files() -> list[str]:
+    """Files of the Python installation whose text names the kit's folder: what an editable install
+    (``pip install -e .``) leaves in site-packages (``__editable__*.pth``, its finder and that
+    finder's cached bytecode, ``direct_url.json``, an ``.egg-link``).  No sandbox may read them
+    (bubblewrap: /dev/null bound over each; Landlock: left out of its rules)."""
+    needle = str(KIT_ROOT).encode()
+    out = []
+    for site in site_dirs():
+        top = Path(site)
+        candidates = [p for p in top.iterdir() if p.is_file()]
+        candidates += list(top.glob("__pycache__/__editable__*")) + list(top.glob("*.dist-info/direct_url.json"))
+        for p in candidates:
+            try:
+                if p.stat().st_size <= 2**20 and needle in p.read_bytes():
+                    out.append(str(p))
+            except OSError:
+                continue
+    return sorted(out)
+
+
+def kit_root_visible() -> str:
+    """Why a sandbox without a mount namespace (the landlock launcher) would learn the kit's folder
+    ("" when it would not): a part of the Python installation inside it (a virtual environment in
+    the repository).  The paths the interpreter loads from are in its own memory (the loader's list,
+    ``sys.path``, ``__file__``), in /proc/self/map_files and behind any symlink to them: no rule
+    hides them, only a path outside the kit does."""
+    for path in [*python_mounts(), os.path.realpath(sys.executable)]:
+        p = Path(path).resolve()
+        if p == KIT_ROOT or KIT_ROOT in p.parents:
+            return (f"the Python installation {path} lies inside the kit's folder, and a sandbox without a mount "
+                    "namespace sees the paths it loads from")
+    return ""
+
+
+def venv_config(bundle: Path) -> Path | None:
+    """A copy of the virtual environment's pyvenv.cfg with only what the interpreter needs (its
+    ``command`` line names the venv's path: the kit's, for a venv inside it), next to `bundle`
+    (bubblewrap binds it over /venv/pyvenv.cfg); None without a venv inside the kit."""
+    venv = venv_inside()
+    if venv is None:
+        return None
+    out = bundle.parent / "pyvenv.cfg"
+    if not out.exists():
+        keep = ("home", "include-system-site-packages", "version", "implementation")
+        lines = [ln for ln in (Path(venv) / "pyvenv.cfg").read_text().splitlines()
+                 if ln.split("=", 1)[0].strip() in keep]
+        tmp = out.with_name(f".pyvenv.{os.getpid()}")
+        tmp.write_text("\n".join(lines) + "\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, out)
+    return out

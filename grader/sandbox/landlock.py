@@ -78,11 +78,13 @@ def abi_version() -> int:
     return int(v) if v > 0 else 0
 
 
-def restrict(read: list[str], write: list[str], devices: list[str] = (), extra_read_write: list[str] = ()) -> int:
+def restrict(read: list[str], write: list[str], devices: list[str] = (), extra_read_write: list[str] = (),
+             listed: list[str] = ()) -> int:
     """Restrict this thread (call it single-threaded) and its future children; returns the ABI.
 
     `read`: trees readable (and executable); `write`: trees fully writable; `devices`: device
-    files readable, writable and ioctl-able (/dev/null, the GPU).  Missing paths are skipped.
+    files readable, writable and ioctl-able (/dev/null, the GPU); `listed`: folders whose entries
+    may be listed, not read (the way to a file left out).  Missing paths are skipped.
     Raises OSError when Landlock is unavailable or refuses the ruleset.
     """
     abi = abi_version()
@@ -99,7 +101,7 @@ def restrict(read: list[str], write: list[str], devices: list[str] = (), extra_r
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
         for paths, rights in ((read, READ), (write, handled), (devices, DEVICE_RW),
-                              (extra_read_write, READ | WRITE_FILE | TRUNCATE)):
+                              (extra_read_write, READ | WRITE_FILE | TRUNCATE), (listed, READ_DIR)):
             for path in paths:
                 _add_rule(libc, ruleset, path, rights & handled)
         if libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:

@@ -11,13 +11,21 @@
   that forbid unprivileged user namespaces): a plain subprocess that restricts itself with
   Landlock to reading the Python installation, the bundle and the submission and writing its
   scratch folders (`grader.sandbox.landlock`), plus the seccomp filter (no network, no socket
-  address).  Accepted only where it keeps a sandbox's signals and abstract unix sockets to
+  address).  Refused where the Python installation lies inside the kit's folder (a venv in the
+  repository: `bundle.kit_root_visible`): without a mount namespace the paths it loads from show.  Accepted only where it keeps a sandbox's signals and abstract unix sockets to
   itself: Landlock ABI >= 6 (its scopes), or root (a uid per submission); elsewhere `auto` and
   ``--sandbox landlock`` refuse and say why.  Without root the sandbox runs under the grader's
   own uid (`SHARED_UID` says what that leaves; `landlock_acceptable` why it is accepted).
 * **rlimits**: a plain subprocess with the seccomp filter, the rlimits and the uid, but no
   filesystem isolation: only when requested by name, with a loud warning on stderr and in every
   results.json.
+
+What no sandbox can learn (issue 30): the kit's folder, the submissions and results folders, a
+grader's pid.  Temporary folders are named at random (`scratch.owned_tempdir`); the worker runs
+with -S (no .pth file: an editable install's finder names the kit); both launchers' workers lock
+themselves down with Landlock (bubblewrap: `sandbox_rules`, in the sandbox's view), /proc narrowed
+to `PROC_FILES` (never the mount table); bubblewrap hides a venv's bin/ and pyvenv.cfg and binds
+/dev/null over the kit's install files (`_hide_kit_root`); Landlock leaves them out (`_grants`).
 
 `resolve_launcher("auto")` picks bubblewrap, then landlock; where neither gives the guarantees
 above it refuses (RuntimeError with the reasons and the fixes), never silently weaker.  All
@@ -39,7 +47,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader.sandbox.bundle import SANDBOX_VENV, python_mounts, venv_inside
+from grader.sandbox.bundle import (SANDBOX_VENV, kit_install_files, kit_root_visible, python_mounts, venv_config,
+                                   venv_inside)
 from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, LEVELS, RLIMITS, SANDBOX_FOLDER, SANDBOX_KIT, ZYGOTE_INBOX,
                                      SANDBOX_OTHER_FS, SANDBOX_TMP, Limits)
 from grader.sandbox.uids import is_root
@@ -54,8 +63,8 @@ FALLBACK_WARNING = (
 LANDLOCK_NOTE = (
     "NOTE: bubblewrap is not usable{why}: the sandbox uses Landlock instead (ABI {abi}): files outside the "
     "Python installation, the kit bundle and the submission cannot be read, no socket address can be reached, "
-    "but there are no namespaces (the submission can tell which process ids exist, and sees host paths and unix "
-    "socket names in /proc)."
+    "but there are no namespaces (the submission can tell which process ids exist, and sees the paths of the Python "
+    "installation, the bundle, its own folders and unix socket names)."
 )
 #: What a landlock sandbox under the grader's own uid (no root) can still do to, or learn of, the grader's
 #: processes and files (measured on Linux 6.18, ABI 7; `grader doctor` and the README say the same).
@@ -67,6 +76,9 @@ SHARED_UID = (
     "under any uid), and a system call a later kernel adds that acts on another process of the same uid is not in "
     "the filter (as root each submission has a uid of its own)"
 )
+#: Accept the landlock launcher where a sandbox would learn the kit's folder (`kit_root_visible`):
+#: the kit's own tests, run from a venv inside the repository, set it; the launcher matrix does not.
+SHOW_KIT_ROOT = "KIT_LANDLOCK_SHOWS_KIT_ROOT"
 #: The first Landlock ABI that scopes signals and abstract unix sockets to the sandbox (Linux 6.12).
 LANDLOCK_SCOPED_ABI = 6
 NO_LAUNCHER = (
@@ -147,6 +159,10 @@ def landlock_acceptable() -> tuple[int, str]:
     abi, why = landlock_available()
     if not abi:
         return 0, why
+    visible = kit_root_visible()
+    if visible and os.environ.get(SHOW_KIT_ROOT) != "1":
+        return 0, (f"{visible}: make the virtual environment outside the kit (python -m venv /opt/kit-venv) "
+                   f"or use bubblewrap ({SHOW_KIT_ROOT}=1 accepts it: the kit's tests do)")
     if abi < LANDLOCK_SCOPED_ABI and not is_root():
         return 0, (f"Landlock ABI {abi} cannot keep a sandbox's signals and abstract unix sockets to itself "
                    f"(ABI {LANDLOCK_SCOPED_ABI}, Linux >= 6.12, can), and without root there is no uid per "
@@ -252,26 +268,106 @@ def bwrap_options(folder: Path, bundle: Path, limits: Limits, env: dict[str, str
             argv += ["--perms", "0755", "--dir", d]
     for src, dest in binds[1:]:
         argv += ["--ro-bind", src, dest]
+    argv += _hide_kit_root(bundle)
     if zygote:
         argv += ["--perms", "0755", "--dir", SANDBOX_FOLDER]
     argv += ["--remount-ro", "/", "--chdir", SANDBOX_TMP]
     return argv
 
 
-#: What the landlock launcher's worker may read of /proc: its own /proc/PID (opened by the worker,
-#: so "/proc/self" is the worker's), and the machine-wide files Python and torch read.  Not other
-#: processes: their command lines and mount tables would show the grader's paths.
-PROC_FILES = ("/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/filesystems", "/proc/sys/kernel",
-              "/proc/sys/vm")
+def _hide_kit_root(bundle: Path) -> list[str]:
+    """bwrap options that keep the kit's folder out of what the sandbox can read (a venv inside the
+    repository is bound at /venv): /venv/bin holds only the interpreter (the scripts' first lines
+    name the venv's path), /venv/pyvenv.cfg is `venv_config`'s copy, and /dev/null is bound over the
+    files an editable install of the kit left in site-packages (`kit_install_files`).  (The mount
+    table names the folders bound, /proc/self/mountinfo: `sandbox_rules` keeps it unreadable.)"""
+    from grader import KIT_ROOT
+
+    argv: list[str] = []
+    venv = venv_inside()
+    if venv:
+        argv += ["--tmpfs", f"{SANDBOX_VENV}/bin"]
+        for name in sorted(os.listdir(Path(venv) / "bin")):
+            src = Path(venv) / "bin" / name
+            if not name.startswith("python"):
+                continue
+            target = os.readlink(src) if src.is_symlink() else ""
+            if target and ("/" not in target or not src.resolve().is_relative_to(KIT_ROOT)):
+                argv += ["--symlink", target, f"{SANDBOX_VENV}/bin/{name}"]  # to a sibling, or out of the kit
+            elif src.exists():
+                argv += ["--ro-bind", str(src.resolve()), f"{SANDBOX_VENV}/bin/{name}"]
+        argv += ["--remount-ro", f"{SANDBOX_VENV}/bin"]
+        cfg = venv_config(bundle)
+        if cfg is not None:
+            argv += ["--ro-bind", str(cfg), f"{SANDBOX_VENV}/pyvenv.cfg"]
+    for path in kit_install_files():
+        inside = SANDBOX_VENV + path[len(venv):] if venv and path.startswith(venv + "/") else path
+        argv += ["--ro-bind", "/dev/null", inside]
+    return argv
+
+
+#: What a worker may read of /proc (both launchers: the worker locks itself down with Landlock): the
+#: files of its own /proc/PID that Python, torch and the kit read (opened by the worker, so "/proc/self"
+#: is the worker's; measured with strace -f; libgomp reads maps at import), and the machine-wide files
+#: Python and torch read.  Never mountinfo, mounts, mountstats, environ, cmdline or other processes':
+#: they name the folders bound into the sandbox and the grader's paths.
+PROC_SELF = ("status", "stat", "statm", "maps", "task", "fd")
+PROC_FILES = (*(f"/proc/self/{name}" for name in PROC_SELF), "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
+              "/proc/filesystems", "/proc/sys/kernel", "/proc/sys/vm")
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+
+
+def sandbox_rules(gpu: bool = False) -> dict[str, list[str]]:
+    """The Landlock rules a bubblewrap worker applies to itself, in the sandbox's own view: everything
+    bwrap mounts but /proc, of which only `PROC_FILES` (bwrap's namespaces keep the rest of the host
+    out already; this keeps the mount table, which names the host folders bound, unreadable)."""
+    venv = venv_inside()
+    mounts = [SANDBOX_VENV if venv and p == venv else p for p in python_mounts()]
+    read = ["/usr", *SYSTEM_TOPS, *(f"/etc/{n}" for n in ETC_FILES), *mounts, *PROC_FILES, SANDBOX_KIT, SANDBOX_FOLDER,
+            "/dev"]
+    devices, read_write = ["/dev"], []  # (bwrap's own /dev: null, zero, random, tty, ptmx, pts, shm)
+    if gpu:
+        read.append("/proc/driver/nvidia")
+        devices += gpu_devices()
+        read_write.append("/proc/self/task")  # (see `landlock_rules`)
+    return {"read": read, "write": [SANDBOX_TMP, SANDBOX_OTHER_FS, "/dev/shm"], "devices": devices,
+            "read_write": read_write, "list": ["/proc"]}  # (the process ids of its own pid namespace)
+
+
+def _grants(mounts: list[str], hidden: list[str]) -> tuple[list[str], list[str]]:
+    """(trees readable, folders only listable): `mounts` less the files `hidden` (a Landlock rule
+    grants a whole tree: the folders on the way to a hidden file are listed, their other entries
+    granted one by one)."""
+    read, listed = [], []
+
+    def walk(folder: str) -> None:
+        listed.append(folder)
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            real = os.path.realpath(path)  # (a rule on a symlink grants where it leads: lib64 -> lib)
+            if path in hidden or real in hidden or (os.path.islink(path) and any(h.startswith(real + "/") for h in hidden)):
+                continue
+            if any(h.startswith(path + "/") for h in hidden):
+                walk(path)
+            else:
+                read.append(path)
+
+    for m in mounts:
+        if any(h.startswith(m.rstrip("/") + "/") for h in hidden):
+            walk(m)
+        else:
+            read.append(m)
+    return read, listed
 
 
 def landlock_rules(folder: Path, bundle: Path, scratch: list[str], gpu: bool = False) -> dict[str, list[str]]:
     """What the landlock launcher's worker may read and write.  Not /sys/fs/cgroup: the names of
     other sandboxes' cgroups are none of its business (its own /proc/self/cgroup shows its path,
     named at random)."""
-    read = [*python_mounts(), "/usr", *SYSTEM_TOPS, *(f"/etc/{n}" for n in ETC_FILES), *PROC_FILES,
+    python, listed = _grants(python_mounts(), kit_install_files())
+    read = [*python, "/usr", *SYSTEM_TOPS, *(f"/etc/{n}" for n in ETC_FILES), *PROC_FILES,
             "/sys/devices/system/cpu", str(bundle), str(folder)]
-    devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+    devices = list(DEVICES)
     read_write: list[str] = []
     if gpu:
         read += ["/sys", "/dev/nvidia-caps", "/proc/driver/nvidia"]
@@ -279,7 +375,7 @@ def landlock_rules(folder: Path, bundle: Path, scratch: list[str], gpu: bool = F
         # CUDA's initialisation writes files of the process's own threads (cudaGetDeviceCount fails
         # with error 304 without it: found on an H100, torch 2.11, driver 580); only this process's
         read_write.append("/proc/self/task")
-    return {"read": read, "write": list(scratch), "devices": devices, "read_write": read_write}
+    return {"read": read, "write": list(scratch), "devices": devices, "read_write": read_write, "list": listed}
 
 
 def supervisor_rules(rules: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -292,7 +388,9 @@ def supervisor_rules(rules: dict[str, list[str]]) -> dict[str, list[str]]:
     return {**rules, "read": widen(rules["read"]), "read_write": widen(rules.get("read_write", []))}
 
 
-def sandbox_env(tmp: str, kit: str, other: str, gpu: bool = False) -> dict[str, str]:
+def sandbox_env(tmp: str, kit: str, other: str, gpu: bool = False, site: list[str] = ()) -> dict[str, str]:
+    """The worker's whole environment; `site`: the site-packages folders, in its view (it runs with
+    -S: no .pth file runs in it, an editable install's finder names the kit's folder)."""
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": tmp,
@@ -301,7 +399,7 @@ def sandbox_env(tmp: str, kit: str, other: str, gpu: bool = False) -> dict[str, 
         "USER": "student",
         "LOGNAME": "student",
         "LANG": "C.UTF-8",
-        "PYTHONPATH": kit,
+        "PYTHONPATH": os.pathsep.join([kit, *site]),
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONNOUSERSITE": "1",
         "PYTHONHASHSEED": "0",

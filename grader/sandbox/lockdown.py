@@ -10,6 +10,7 @@ the worker's ready message.  Only the standard library and `grader.sandbox.landl
 from __future__ import annotations
 
 import os
+import signal
 from typing import Any
 
 #: Kernel constants (linux/prctl.h)
@@ -130,7 +131,8 @@ def _seccomp_mode() -> int:
 def restrict(rules: dict[str, list[str]]) -> int:
     from grader.sandbox.landlock import restrict
 
-    return restrict(rules["read"], rules["write"], rules.get("devices", []), rules.get("read_write", []))
+    return restrict(rules["read"], rules["write"], rules.get("devices", []), rules.get("read_write", []),
+                    rules.get("list", []))
 
 
 def lock_down(config: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +142,14 @@ def lock_down(config: dict[str, Any]) -> dict[str, Any]:
     worker nests its own (`restrict`)."""
     apply_limits(config.get("limits") or {})
     drop_privileges(config.get("uid"), config.get("gid"), bool(config.get("keep_read_cap")), config.get("keyctl"))
+    supervisor = config.get("supervisor")
+    if supervisor:
+        # the supervisor-to-be ends the sandbox when the grader dies (SIGTERM, Ctrl-C, a hard budget):
+        # a catchable parent-death signal (`grader.sandbox.supervisor` catches it and ends every
+        # process below it; SIGKILL would end it first, and a double-forked process would outlive it)
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if supervisor.get("parent") and os.getppid() != supervisor["parent"]:
+            os._exit(128 + signal.SIGTERM)  # the grader died before the signal was armed
     layers: dict[str, Any] = {"uid": os.getuid(), "landlock": 0}
     rules = (config.get("supervisor") or {}).get("landlock") or config.get("landlock")
     if rules:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.sandbox import launchers, limits as limits_mod, seccomp, uids, watch, zygote as zygote_mod, zygotes
-from grader.sandbox.bundle import kit_bundle, python_mounts, sandbox_python
+from grader.sandbox.bundle import kit_bundle, python_mounts, sandbox_python, sandbox_site
 from grader.sandbox.channel import (CappedBuffer, ChannelTimeout, Drain, Garbage, grow_pipe, read_message,
                                    write_message)
 from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, RLIMITS, SANDBOX_FOLDER, SANDBOX_KIT, SANDBOX_OTHER_FS,
@@ -98,11 +98,15 @@ class Sandbox:
         child_fds = [req_r, rep_w, fault_w, cfg_r]
         extra_fds: list[int] = []
         try:
+            if self.launcher == BUBBLEWRAP and launchers.landlock_available()[0]:
+                # the worker's own Landlock rules, in the sandbox's view: /proc narrowed (the mount table names host folders)
+                config["landlock"] = launchers.sandbox_rules(gpu=s.gpu)
             if self.zygote is not None:
                 config.update(folder=SANDBOX_FOLDER, seccomp=seccomp.program().hex() if sec_ok else None)
                 self.proc = self._fork_from_zygote(config, [req_r, rep_w, fault_w, out_w])
             elif self.launcher == BUBBLEWRAP:
-                env = launchers.sandbox_env(SANDBOX_TMP, SANDBOX_KIT, SANDBOX_OTHER_FS, gpu=s.gpu)
+                env = launchers.sandbox_env(SANDBOX_TMP, SANDBOX_KIT, SANDBOX_OTHER_FS, gpu=s.gpu,
+                                            site=sandbox_site(BUBBLEWRAP))
                 options = launchers.bwrap_options(self.folder, bundle, lim, env, gpu=s.gpu)
                 args_r, args_w = os.pipe()
                 os.write(args_w, b"\0".join(o.encode() for o in options) + b"\0")
@@ -121,11 +125,12 @@ class Sandbox:
                 self.cleanup += made.parents
                 scratch, other = made.tmp, made.other
                 self.scratch += [scratch, other]
-                env = launchers.sandbox_env(scratch, str(bundle), other, gpu=s.gpu)
+                env = launchers.sandbox_env(scratch, str(bundle), other, gpu=s.gpu, site=sandbox_site(self.launcher))
                 config["folder"] = str(self.folder)
                 if sec_ok:  # (under the grader's own uid: chmod and chown of its files do nothing)
                     config["seccomp"] = seccomp.program(shared_uid=self.uid is None).hex()
-                config["supervisor"] = {"landlock": None}  # ends every process of the sandbox with it
+                # ends every process of the sandbox with it, also when this process dies (`parent`: see lockdown)
+                config["supervisor"] = {"landlock": None, "parent": os.getpid()}
                 if self.launcher == LANDLOCK:
                     config["landlock"] = launchers.landlock_rules(self.folder, bundle, [scratch, other], gpu=s.gpu)
                     config["supervisor"]["landlock"] = launchers.supervisor_rules(config["landlock"])
@@ -135,7 +140,7 @@ class Sandbox:
                 prefix, cwd = [], scratch
             if self.zygote is None:
                 os.write(cfg_w, json.dumps(config).encode())
-                argv = [*prefix, sandbox_python(self.launcher), "-P", "-m", "grader.worker", "--fd-in", str(req_r),
+                argv = [*prefix, sandbox_python(self.launcher), "-S", "-P", "-m", "grader.worker", "--fd-in", str(req_r),
                         "--fd-out", str(rep_w), "--fd-fault", str(fault_w), "--fd-config", str(cfg_r)]
                 preexec = limits_mod.join_cgroup_preexec(self.cgroup.procs_file) if self.cgroup else None
                 self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, env=env, cwd=cwd,

@@ -14,9 +14,39 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 SCRATCH_PREFIX = "kit-scratch-"
+#: The file in a host folder of the grader's holding the pid of the process that made it (for the sweeps
+#: of folders a killed grader left): the pid is never part of a name a sandbox could see.
+OWNER = ".owner"
 _swept = False
+
+
+def owned_tempdir(prefix: str) -> Path:
+    """A new folder in the temporary directory named `prefix` + random letters only (no pid: a sandbox
+    sees the names of the folders it is given), holding `OWNER` (this process's pid, mode 0600) for
+    `owner_alive`; the folder's other contents are the caller's."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    fd = os.open(path / OWNER, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(str(os.getpid()))
+    return path
+
+
+def owner_alive(path: Path) -> bool | None:
+    """Is the process that made `path` (`owned_tempdir`) still running?  None: no readable owner file."""
+    try:
+        pid = int((path / OWNER).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @dataclass

@@ -26,6 +26,20 @@ chmod, chown and a file's times succeed and do nothing, and extended attributes 
 removed (see `build`).
 System calls of another ABI (i386 via int 0x80, x32) kill the process.
 
+Shared file state (issue 30): a file's locks, leases and page-cache residency belong to the file, not to
+the process or the namespace that made them, so they cross pid, mount and user namespaces and uids:
+one sandbox that locks a byte range of a file every sandbox may read (torch's own headers), or evicts
+chosen pages of it from the page cache, writes a message the next sandbox -- at the same time, or a
+minute later, the same student's regrade included -- reads back.  Refused: ``flock`` and the fcntl
+lock, lease and notification commands (`FILE_LOCK_COMMANDS`: ENOLCK, "no locks here"); the cache
+advice (fadvise64, madvise's MADV_COLD and MADV_PAGEOUT: EPERM) and the residency probes (mincore,
+cachestat: EPERM; preadv2/pwritev2 with RWF_NOWAIT: EOPNOTSUPP, as where a filesystem lacks it).
+Measured first (strace -f of ``grader grade`` on the reference solutions, every module, hidden tests,
+under bubblewrap and landlock): the sandboxed workers and their children made none of these calls (the
+grader's own flock calls run on the trusted side).  What is left is timing: a page one sandbox *reads*
+into the cache is faster for the next to read; `grader doctor` and docs/ARCHITECTURE.md give its
+measured bandwidth (bench/page_cache_channel.py).
+
 Other processes: a call that names its target process by an argument acts on the caller alone
 (`SELF_ONLY`: the argument must be 0, which the kernel reads as "the caller"; anything else is
 EPERM): prlimit64, setpriority (PRIO_PROCESS only: PRIO_USER and PRIO_PGRP with 0 mean every
@@ -116,6 +130,17 @@ OWNERSHIP = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lch
 #: removexattrat, Linux 6.13, by number: newer than Debian 12's libseccomp; the same on every architecture).
 XATTR_WRITES = ("setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", 463, 466)
 F_SETLEASE = 1024
+#: fcntl commands on the state of a file that every opener shares (`SHARED_FILE_STATE` in the module's docstring):
+#: record locks (F_GETLK/F_SETLK/F_SETLKW, the same numbers as their 64-bit forms on 64-bit ABIs), open file
+#: description locks (F_OFD_*), leases (F_GETLEASE; F_SETLEASE above) and directory notifications (F_NOTIFY).
+FILE_LOCK_COMMANDS = {"F_GETLK": 5, "F_SETLK": 6, "F_SETLKW": 7, "F_OFD_GETLK": 36, "F_OFD_SETLK": 37,
+                      "F_OFD_SETLKW": 38, "F_GETLEASE": 1025, "F_NOTIFY": 1026}
+#: madvise advice that evicts or ages pages of the page cache a file's other readers share.
+MADV_COLD, MADV_PAGEOUT = 20, 21
+#: preadv2/pwritev2 flag that answers EAGAIN rather than wait for a page: a residency probe.
+RWF_NOWAIT = 0x8
+#: cachestat (Linux 6.5), by number: newer than Debian 12's libseccomp; the same on every architecture.
+CACHESTAT = 451
 
 
 def available() -> tuple[bool, str]:
@@ -175,12 +200,28 @@ def build(namespaces_only: bool = False, shared_uid: bool = False) -> Any:
             _add(f, eperm, name, sc.Arg(arg, sc.NE, value))
     f.add_rule(eperm, "inotify_add_watch")
     f.add_rule(eperm, "fcntl", sc.Arg(1, sc.EQ, F_SETLEASE))
+    _shared_file_state(f, sc)
     if shared_uid:
         for name in OWNERSHIP:
             _add(f, sc.ERRNO(0), name)  # "done", and nothing done
         for name in XATTR_WRITES:
             _add(f, eperm, name)
     return f
+
+
+def _shared_file_state(f: Any, sc: Any) -> None:
+    """No sandbox changes or reads the state a file keeps for all its openers (see `SHARED_FILE_STATE`)."""
+    enolck = sc.ERRNO(errno.ENOLCK)
+    f.add_rule(enolck, "flock")
+    for command in FILE_LOCK_COMMANDS.values():
+        _add(f, enolck, "fcntl", sc.Arg(1, sc.EQ, command))
+    eperm = sc.ERRNO(errno.EPERM)
+    for name in ("fadvise64", "mincore", CACHESTAT):
+        _add(f, eperm, name)
+    for advice in (MADV_COLD, MADV_PAGEOUT):
+        f.add_rule(eperm, "madvise", sc.Arg(2, sc.EQ, advice))
+    for name in ("preadv2", "pwritev2"):
+        _add(f, sc.ERRNO(errno.EOPNOTSUPP), name, sc.Arg(5, sc.MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT))
 
 
 def _add(f: Any, action: Any, syscall: str | int, *args: Any) -> None:

@@ -25,6 +25,9 @@ is left.
 
 The fresh-process template (`grader.fresh`) uses `end_descendants` too, after every fresh run.
 
+If the supervisor itself is killed outright, the grading pool is the backstop (`OrphanSweep`): it is
+a child subreaper for the batch, and every process re-parented to it is killed when the batch ends.
+
 What it cannot do: under rlimits without root nothing protects it -- the submission runs under
 the grader's uid and may signal it (and the grader); that launcher makes no isolation claim.
 """
@@ -38,6 +41,7 @@ from collections.abc import Callable
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
 
 
 def _prctl(option: int, arg: int) -> int:
@@ -132,3 +136,68 @@ def supervise(signal_all: bool, close_fds: list[int], nest: Callable[[], None] |
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         end_descendants(signal_all)
         os._exit(code)
+
+
+def _children() -> set[int]:
+    """This process's live children (and zombies), by /proc/self/task/*/children."""
+    found: set[int] = set()
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children") as f:
+                found.update(int(c) for c in f.read().split())
+    except (OSError, ValueError):
+        pass
+    return found
+
+
+class OrphanSweep:
+    """The grading pool's backstop: every process of the batch ends with the batch.
+
+    A sandbox's supervisor ends the sandbox when its trusted worker dies (a catchable parent-death
+    signal); if the supervisor itself is killed outright (SIGKILL, the OOM killer), what the
+    student's code double-forked away is re-parented to the nearest child subreaper above it: this
+    process, from `start` on.  `sweep` (at the end of the batch, and when it stops on an error or
+    Ctrl-C) kills and reaps every child this process did not have at `start`, once the pool's own
+    processes have ended; then this process is no longer a subreaper (unless it was before)."""
+
+    def __init__(self) -> None:
+        self.before: set[int] = set()
+        self.was_subreaper = False
+        self.active = False
+
+    def start(self) -> None:
+        import ctypes
+
+        flag = ctypes.c_int(0)
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+        except OSError:
+            pass
+        self.was_subreaper = bool(flag.value)
+        self.before = _children()
+        self.active = become_subreaper()
+
+    def sweep(self, seconds: float = 5.0) -> list[int]:
+        """Kill and reap the children that appeared since `start`; returns their pids."""
+        if not self.active:
+            return []
+        swept: list[int] = []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            left = _children() - self.before
+            if not left:
+                break
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                try:
+                    if os.waitpid(pid, 0)[0] == pid:
+                        swept.append(pid)
+                except ChildProcessError:
+                    pass
+        if not self.was_subreaper:
+            _prctl(_PR_SET_CHILD_SUBREAPER, 0)
+        self.active = False
+        return swept

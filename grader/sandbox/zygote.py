@@ -125,7 +125,7 @@ class Zygote:
 
         self.log = tempfile.TemporaryFile()
         if mother is None:
-            argv = [*argv_prefix, python, "-P", "-m", "grader.sandbox.zygote_process", "--fd", str(theirs.fileno())]
+            argv = [*argv_prefix, python, "-S", "-P", "-m", "grader.sandbox.zygote_process", "--fd", str(theirs.fileno())]
             try:
                 self.proc: Any = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
                                                   env=env, pass_fds=(theirs.fileno(), *pass_fds),

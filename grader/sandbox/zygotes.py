@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.sandbox.config import ZYGOTE_INBOX as INBOX
+from grader.sandbox.scratch import owned_tempdir
 from grader.sandbox.zygote import Zygote, ZygoteError
 
 
@@ -96,7 +97,6 @@ def shared(settings: Any) -> Zygote:
     else started here."""
     import atexit
     import shutil
-    import tempfile
 
     from grader.sandbox.bundle import kit_bundle, sandbox_python
     from grader.sandbox.config import BUBBLEWRAP
@@ -123,7 +123,7 @@ def shared(settings: Any) -> Zygote:
             zygote.owns_inbox = False  # the mother's, shared by the batch
             _zygotes[key] = zygote
             return zygote
-    inbox = Path(tempfile.mkdtemp(prefix=f"kit-inbox-{os.getpid()}-"))
+    inbox = owned_tempdir("kit-inbox-")
     os.chmod(inbox, 0o711)
     args_r, prefix, env = _launch(settings, inbox, bundle)
     try:
@@ -144,9 +144,10 @@ def _launch(settings: Any, inbox: Path, bundle: Path) -> tuple[int, list[str], d
     import shutil
 
     from grader.sandbox import launchers
-    from grader.sandbox.config import SANDBOX_KIT, SANDBOX_OTHER_FS, SANDBOX_TMP
+    from grader.sandbox.bundle import sandbox_site
+    from grader.sandbox.config import BUBBLEWRAP, SANDBOX_KIT, SANDBOX_OTHER_FS, SANDBOX_TMP
 
-    env = launchers.sandbox_env(SANDBOX_TMP, SANDBOX_KIT, SANDBOX_OTHER_FS)
+    env = launchers.sandbox_env(SANDBOX_TMP, SANDBOX_KIT, SANDBOX_OTHER_FS, site=sandbox_site(BUBBLEWRAP))
     options = launchers.bwrap_options(inbox, bundle, settings.limits, env, zygote=True)
     args_r, args_w = os.pipe()
     os.write(args_w, b"\0".join(o.encode() for o in options) + b"\0")
@@ -177,14 +178,14 @@ class MotherProcess:
         from grader.sandbox.bundle import kit_bundle, sandbox_python
         from grader.sandbox.config import BUBBLEWRAP
 
-        self.inbox = Path(tempfile.mkdtemp(prefix=f"kit-inbox-{os.getpid()}-"))
+        self.inbox = owned_tempdir("kit-inbox-")
         os.chmod(self.inbox, 0o711)
         bundle = kit_bundle()
         python = sandbox_python(BUBBLEWRAP)
         self.workers_end, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.log = tempfile.TemporaryFile()
         args_r, prefix, env = _launch(settings, self.inbox, bundle)
-        argv = [*prefix, python, "-P", "-m", "grader.sandbox.zygote_process", "--fd", str(theirs.fileno()),
+        argv = [*prefix, python, "-S", "-P", "-m", "grader.sandbox.zygote_process", "--fd", str(theirs.fileno()),
                 "--mother"]
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,

@@ -202,16 +202,35 @@ def shm_bomb(ctx: Ctx) -> Path:
 # -- host paths, network, other processes, namespaces ------------------------------------------------
 
 def host_paths(ctx: Ctx) -> Path:
+    """Everything that could name a host path, quoted reversed and in base64 (no literal scrubbing
+    can catch either): /proc files, the paths the interpreter loads from, its own symlinks, the
+    files an editable install of the kit leaves in site-packages."""
     return folder(ctx, "host_paths", redefine(solution_text(), """
-        import os, sys
+        import base64, glob, os, sys
         seen = []
-        for path in ("/proc/1/cmdline", f"/proc/{os.getppid()}/cmdline", "/proc/self/mountinfo", "/proc/self/environ"):
+        procs = ("/proc/1/cmdline", f"/proc/{os.getppid()}/cmdline", "/proc/self/mountinfo", "/proc/self/mounts",
+                 "/proc/self/mountstats", "/proc/1/mountinfo", "/proc/self/environ", "/proc/self/cmdline",
+                 "/proc/self/maps", "/proc/self/cgroup")
+        site = [f for d in sys.path for f in glob.glob(os.path.join(d, "*.pth")) + glob.glob(os.path.join(d, "__editable__*"))
+                + glob.glob(os.path.join(d, "*.dist-info", "direct_url.json"))]
+        for path in (*procs, *site, os.path.join(sys.prefix, "pyvenv.cfg")):
             try:
-                seen.append(open(path, "rb").read().replace(b"\\0", b" ").decode(errors="replace")[:600])
+                seen.append(open(path, "rb").read().replace(b"\\0", b" ").decode(errors="replace"))
             except OSError:
                 pass
-        seen += [os.getcwd(), __file__, " ".join(sys.path)]
-        raise RuntimeError(" | ".join(seen))
+        for link in ("/proc/self/exe", "/proc/self/cwd", "/proc/self/root", sys.executable):
+            try:
+                seen.append(os.readlink(link))
+            except OSError:
+                pass
+        seen += [os.getcwd(), __file__, " ".join(sys.path), sys.prefix, sys.executable, repr(sys.meta_path),
+                 " ".join(str(getattr(m, "__file__", "")) for m in list(sys.modules.values()))]
+        import re
+        common = ("/usr/", "/lib", "/proc/", "/dev/", "/sys/", "/etc/", "/bin/", "/sbin/", sys.base_prefix + "/")
+        tokens = re.findall(r"/[^\\s|,:;()\\[\\]{}<>=]+", " ".join(seen).replace(chr(34), " ").replace(chr(39), " "))
+        found = sorted({"/".join(t.split("/")[:5]) for t in tokens if not t.startswith(common)})
+        text = " ".join(found)  # (each path cut to 4 parts: the message has room for all)
+        raise RuntimeError("R:" + text[::-1][:700] + " B:" + base64.b64encode(text.encode()).decode()[:1100])
         """))
 
 
@@ -478,6 +497,126 @@ def orphan_daemon(ctx: Ctx) -> Path:
         """))
 
 
+# -- shared file state: locks and the page cache (issue 30) ----------------------------------------
+
+#: What the relay pair agrees on: a file every sandbox may read (torch's own header), a byte range to
+#: lock, and which of its pages to evict (every third one; the rest stay resident as the control).
+_RELAY = """
+import os as _os, fcntl as _fcntl, struct as _struct, time as _time, mmap as _mmap, ctypes as _ct
+import torch as _torch
+_SHARED = _os.path.join(_os.path.dirname(_torch.__file__), "include", "ATen", "core", "TensorBody.h")
+_LOCK_AT, _LOCK_LEN, _PAGE = 0x4B4954, 7, _mmap.PAGESIZE
+def _pages():
+    return _os.stat(_SHARED).st_size // _PAGE
+def _marked(i):
+    return i % 3 == 1
+"""
+
+
+def relay_a_mark(ctx: Ctx) -> Path:
+    """The solution, which also writes a message in the state of a file all sandboxes share: a
+    byte-range lock and an flock it holds while its sandbox lives, and chosen pages evicted from
+    the page cache (read in first, then fadvise(DONTNEED) and madvise(MADV_PAGEOUT)).  What it marks
+    stands for a hidden test's arguments; relay_b_read, graded beside it or later, reads them."""
+    code = _RELAY + """
+try:
+    _fd = _os.open(_SHARED, _os.O_RDONLY)
+    for _try in (lambda: _fcntl.fcntl(_fd, _fcntl.F_SETLK, _struct.pack("hhqqi", _fcntl.F_RDLCK, 0, _LOCK_AT, _LOCK_LEN, 0)),
+                 lambda: _fcntl.flock(_fd, _fcntl.LOCK_SH | _fcntl.LOCK_NB)):
+        try:
+            _try()
+        except OSError:
+            pass
+    _map = _mmap.mmap(_fd, 0, prot=_mmap.PROT_READ)
+    _sum = sum(_map[i * _PAGE] for i in range(_pages()))  # every page resident first
+    for _i in range(_pages()):
+        if _marked(_i):
+            try:
+                _os.posix_fadvise(_fd, _i * _PAGE, _PAGE, _os.POSIX_FADV_DONTNEED)
+            except OSError:
+                pass
+            try:
+                _map.madvise(21, _i * _PAGE, _PAGE)  # MADV_PAGEOUT
+            except (OSError, ValueError):
+                pass
+    _time.sleep(3)  # hold the locks while the other sandbox looks (they also last as long as this sandbox)
+except OSError:
+    pass
+"""
+    return folder(ctx, "relay_a_mark", with_code(solution_text(), code))
+
+
+def relay_b_read(ctx: Ctx) -> Path:
+    """Stubs that run the solution if they read relay_a_mark's message, by any probe: F_GETLK or
+    F_OFD_GETLK on the byte range, an flock it cannot take, /proc/locks; the evicted pages by
+    mincore, preadv2(RWF_NOWAIT), cachestat, or their read times against the control pages.  Looks
+    for 3.5 s (relay_a_mark may be graded at the same time, on the other job)."""
+    check = _RELAY + """
+_escaped = False
+def _locked(fd):
+    for _cmd in (_fcntl.F_GETLK, 36):  # F_OFD_GETLK
+        try:
+            _got = _fcntl.fcntl(fd, _cmd, _struct.pack("hhqqi", _fcntl.F_WRLCK, 0, _LOCK_AT, _LOCK_LEN, 0))
+            if _struct.unpack("hhqqi", _got)[0] != _fcntl.F_UNLCK:
+                return True
+        except OSError:
+            pass
+    try:
+        _fcntl.flock(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
+        _fcntl.flock(fd, _fcntl.LOCK_UN)
+    except BlockingIOError:
+        return True
+    except OSError:
+        pass
+    try:
+        _ino = str(_os.fstat(fd).st_ino)
+        return any(_l.split()[5].endswith(":" + _ino) for _l in open("/proc/locks") if len(_l.split()) > 5)
+    except (OSError, IndexError):
+        return False
+def _resident(fd, i):
+    try:
+        _os.preadv(fd, [bytearray(1)], i * _PAGE, _os.RWF_NOWAIT)
+        return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        pass
+    try:  # mincore on a private mapping of the page (copy-on-write: readable as a buffer)
+        _fm = _mmap.mmap(fd, _PAGE, access=_mmap.ACCESS_COPY, offset=i * _PAGE)
+        _cell = _ct.c_char.from_buffer(_fm)
+        _vec = (_ct.c_ubyte * 1)()
+        _rc = _ct.CDLL(None, use_errno=True).mincore(_ct.c_void_p(_ct.addressof(_cell)), _ct.c_size_t(_PAGE), _vec)
+        del _cell
+        _fm.close()
+        if _rc == 0:
+            return bool(_vec[0] & 1)
+    except (OSError, ValueError, BufferError):
+        pass
+    return None
+def _cache_message(fd):
+    marked = [i for i in range(1, _pages() - 1)]
+    seen = {i: _resident(fd, i) for i in marked}
+    if all(v is not None for v in seen.values()):
+        return any(not seen[i] for i in marked if _marked(i)) and all(seen[i] for i in marked if not _marked(i))
+    _times = {}
+    for i in marked:  # by timing: a page read from the disk is far slower than one in the cache
+        _t0 = _time.perf_counter_ns()
+        _os.pread(fd, 1, i * _PAGE)
+        _times[i] = _time.perf_counter_ns() - _t0
+    _slow = sorted(_times.values())[len(_times) // 2] * 20
+    return sum(_times[i] > _slow for i in marked if _marked(i)) > len(marked) // 4
+try:
+    _fd = _os.open(_SHARED, _os.O_RDONLY)
+    _end = _time.monotonic() + 3.5
+    while not _escaped and _time.monotonic() < _end:
+        _escaped = _locked(_fd) or _cache_message(_fd)
+        _time.sleep(0.2)
+except OSError:
+    pass
+"""
+    return folder(ctx, "relay_b_read", _escape_pays(check))
+
+
 def chmod_outside(ctx: Ctx) -> Path:
     """Stubs that run the solution if they can change the mode of a file the grader owns: the kit
     bundle every later sandbox imports, its own staged folder, its scratch folder's parent (the
@@ -599,7 +738,8 @@ ISOLATION_CASES: list[Case] = [
     Case("memfd_bomb", memfd_bomb, Twin("twin_raises"), "8 GiB in a memfd file (invisible to RLIMIT_DATA/AS)"),
     Case("shm_bomb", shm_bomb, Twin("twin_raises"), "fills /dev/shm, the second scratch and TMPDIR"),
     Case("host_paths", host_paths, Twin("twin_raises"),
-         "quotes /proc/1/cmdline, mountinfo, cwd, __file__ and sys.path in an exception message"),
+         "quotes /proc (cmdline, mountinfo, maps, environ), cwd, __file__, sys.path, the loaded modules and the "
+         "kit's editable-install files, reversed and in base64, in an exception message"),
     Case("raw_network", raw_network, ZERO, "stubs that run the solution if an AF_INET/6, AF_PACKET or AF_NETLINK "
          "socket can be created"),
     Case("ptrace_sibling", ptrace_sibling, ZERO, "stubs that run the solution if ptrace attaches to a sibling, "
@@ -616,6 +756,10 @@ ISOLATION_CASES: list[Case] = [
          "folders and uid in an exception (results.json must hold no name the grader chose)"),
     Case("orphan_daemon", orphan_daemon, Twin("twin_raises"), "correct only while a double-forked process it "
          "started lives on"),
+    Case("relay_a_mark", relay_a_mark, FULL, "the solution, which also marks a shared file's locks and page cache "
+         "(a message for relay_b_read)"),
+    Case("relay_b_read", relay_b_read, ZERO, "stubs that run the solution if relay_a_mark's locks or evicted pages "
+         "are seen (F_GETLK, flock, /proc/locks, mincore, preadv2 RWF_NOWAIT, read times)"),
     Case("chmod_outside", chmod_outside, ZERO, "stubs that run the solution if they can chmod the grader's files "
          "(the kit bundle, its staged folder, its scratch folder's parent)"),
     Case("starve_parents", starve_parents, FULL, "sets RLIMIT_CPU of 1 s, nice 19, one CPU and idle I/O on its "
@@ -654,16 +798,39 @@ def problems_after(ctx: Ctx, out: Path, used_uids: set[int]) -> list[str]:
             problems.append(f"sandbox uid {uid} left kernel state behind: {state}")
     from tests.adversarial.batch import no_sandbox_names
 
-    host = [str(KIT_ROOT), str(ctx.root), str(ctx.out.resolve()), str(ctx.marker_dir)]
+    import re
+
+    host = [str(KIT_ROOT), str(ctx.root), str(ctx.out.resolve()), str(ctx.marker_dir), f"-{os.getpid()}-"]
+    pid_named = re.compile(r"kit-[a-z]+-\d+-")  # a temp folder named with a grader's pid
     for path in out.rglob("results.json"):
         text = path.read_text()
+        views = _decoded(text)
         for h in host:
-            if h in text:
-                problems.append(f"{path.parent.name}/results.json shows the host path {h}")
+            if any(h in view for view in views):
+                problems.append(f"{path.parent.name}/results.json shows the host path {h} (maybe reversed or in base64)")
+        if any(pid_named.search(view) for view in views):
+            problems.append(f"{path.parent.name}/results.json shows a folder named with a grader's pid")
         problems += [f"{path.parent.name}: {p}" for p in no_sandbox_names(ctx, json.loads(text))]
     if os.path.exists("/dev/shm/kit-stash.py") or os.path.exists("/tmp/kit-stash.py"):
         problems.append("a stash file was left in /dev/shm or /tmp")
     return problems
+
+
+def _decoded(text: str) -> list[str]:
+    """`text`, reversed, and every base64 run in either decoded (a submission can quote a path that way)."""
+    import base64
+    import re
+
+    views = [text, text[::-1]]
+    for view in (text, text[::-1]):
+        for run in re.findall(r"[A-Za-z0-9+/]{16,}={0,2}", view):
+            for cut in range(4):  # a run capped in the middle: every alignment
+                chunk = run[cut:]
+                try:
+                    views.append(base64.b64decode(chunk[: len(chunk) // 4 * 4]).decode("utf-8", "replace"))
+                except ValueError:
+                    pass
+    return views
 
 
 # -- the launcher matrix: one launcher, a reduced set, a JSON report -------------------------------

@@ -112,6 +112,14 @@ def _workers(cli_pid: int) -> list[int]:
     return [p for p in forked if _ppid(p) in forked] + [p for p in procs if b"grader.batch.trusted" in _cmdline(p)]
 
 
+def _owner(folder: Path) -> str:
+    """The pid in a grader temp folder's owner file (`grader.sandbox.scratch.owned_tempdir`); names hold none."""
+    try:
+        return (folder / ".owner").read_text().strip()
+    except OSError:
+        return ""
+
+
 def test_worker_killed_twice_mid_submission_scores_what_was_earned(tmp_path: Path) -> None:
     """SIGKILL to the worker while it grades b_cost, twice (the first time it is graded again from
     the start): its results come from the tests the second run finished, not "not graded"."""
@@ -124,7 +132,8 @@ def test_worker_killed_twice_mid_submission_scores_what_was_earned(tmp_path: Pat
     for job in (2, 3):  # the progress folders of b_cost's runs (a_honest's is 1)
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:  # two tests ended, the third waits for ever
-            streams = list(Path(tempfile.gettempdir()).glob(f"kit-grade-{proc.pid}-progress-*/{job}/records.jsonl"))
+            streams = [p for p in Path(tempfile.gettempdir()).glob(f"kit-progress-*/{job}/records.jsonl")
+                       if _owner(p.parents[1]) == str(proc.pid)]
             if streams and len(streams[0].read_text().splitlines()) == 2:
                 break
             time.sleep(0.2)

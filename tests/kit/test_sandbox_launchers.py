@@ -649,3 +649,48 @@ def test_doctor_says_what_the_graders_uid_leaves(monkeypatch: pytest.MonkeyPatch
         assert report["auto"] == LANDLOCK and report["layers"]["landlock"]["ok"] is True
         assert (launchers.SHARED_UID in report["layers"]["landlock"]["detail"]) is not root, report["layers"]["landlock"]
     assert "what remains" in launchers.SHARED_UID and "process ids exist" in launchers.SHARED_UID
+
+
+def test_landlock_refuses_where_the_kit_folder_would_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a mount namespace a sandbox sees the paths Python loads from (its memory, map_files, the
+    symlinks to them): with the Python installation inside the kit's folder (a venv in the repository)
+    `--sandbox landlock` and `auto` refuse and say why, and `grader doctor` says it (issue 30)."""
+    import sys
+
+    from grader.doctor import diagnose
+    from grader.sandbox import bundle
+
+    _landlock_or_fail()
+    monkeypatch.delenv(launchers.SHOW_KIT_ROOT, raising=False)
+    if not bundle.kit_root_visible():  # a venv outside the kit: put the kit's folder around it
+        monkeypatch.setattr(bundle, "KIT_ROOT", Path(sys.prefix).resolve().parent)
+    assert "inside the kit's folder" in bundle.kit_root_visible()
+    with pytest.raises(RuntimeError, match="inside the kit's folder.*outside the kit"):
+        launchers.resolve_launcher(LANDLOCK)
+    monkeypatch.setattr(launchers, "_bwrap_state", (False, " (emulated)"))
+    with pytest.raises(RuntimeError, match="inside the kit's folder"):
+        launchers.resolve_launcher("auto")
+    layer = diagnose(cuda=False)["layers"]["landlock"]
+    assert layer["ok"] is False and "inside the kit's folder" in json.dumps(layer), layer
+
+
+def test_the_kits_install_files_are_out_of_every_sandboxs_reach(workdir: Path) -> None:
+    """An editable install leaves files naming the kit's folder in site-packages (its finder, the
+    finder's bytecode, direct_url.json): bubblewrap binds /dev/null over each, Landlock leaves them out."""
+    from grader import KIT_ROOT
+    from grader.sandbox import bundle
+
+    hidden = bundle.kit_install_files()
+    for path in hidden:
+        assert str(KIT_ROOT) in Path(path).read_text(errors="replace")
+    if not any("__editable__" in h for h in hidden):
+        pytest.skip("the kit is not installed editable here (pip install -e .): nothing names its folder")
+    options = launchers.bwrap_options(workdir, sandbox.kit_bundle(), sandbox.Limits(), {})
+    nulled = {options[i + 2] for i, o in enumerate(options) if o == "--ro-bind" and options[i + 1] == "/dev/null"}
+    venv = bundle.venv_inside()
+    assert nulled == {bundle.SANDBOX_VENV + h[len(venv):] if venv and h.startswith(venv + "/") else h for h in hidden}
+    rules = launchers.landlock_rules(workdir, sandbox.kit_bundle(), [])
+    for path in hidden:
+        assert not any(path == r or path.startswith(r.rstrip("/") + "/") or os.path.realpath(r) == path
+                       or path.startswith(os.path.realpath(r) + "/") for r in rules["read"]), path
+    assert "/proc/self" not in rules["read"] and "/proc/self/mountinfo" not in rules["read"]
