@@ -46,6 +46,11 @@ def mixed_precision_step(model: torch.nn.Module, optimizer: torch.optim.Optimize
     first matmul.  Work on whatever device ``x`` is on (CPU autocast supports bfloat16 and
     float16 too).
 
+    Leave the model's mode as the caller set it: no ``model.train()``, no ``model.eval()``.  The
+    forward pass runs in that mode (in training mode dropout is on, drawing its masks from torch's
+    generator; in eval mode it is off), and the model is still in it when the step returns; so is
+    autocast (on inside the block only).
+
     Args:
         model: a model on ``x``'s device, usually all float32 (parameters of other dtypes
             keep theirs).
@@ -88,7 +93,8 @@ def scaled_fp16_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, l
     Nothing else happens to the gradients in between (no clipping).  As in
     `mixed_precision_step`, every parameter keeps its dtype (a float32 model, its gradients
     and the optimizer's state stay float32), ``optimizer.zero_grad()`` keeps its default
-    ``set_to_none=True``, and the inputs are never cast.
+    ``set_to_none=True``, the inputs are never cast, and the model's mode is the caller's (no
+    ``model.train()`` or ``model.eval()``: dropout is on in training mode).
 
     Args:
         model, optimizer, loss_fn, x, y: as in `mixed_precision_step`.

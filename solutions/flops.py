@@ -220,6 +220,7 @@ class MatmulFlopCounter(TorchDispatchMode):
 def count_matmul_flops(fn: Callable[..., Any], *args: Any) -> int:
     """Run ``fn(*args)`` under a `MatmulFlopCounter` and return the matmul FLOPs it performed.
 
+    The counter is on while ``fn`` runs and off again when this function returns (a ``with`` block).
     If `fn` calls ``.backward()``, the backward pass runs inside the mode too and its matmuls
     are counted.  The result must equal what ``torch.utils.flop_counter.FlopCounterMode``
     reports for the same call (its ``get_total_flops()``); the tests check that on a deep

@@ -62,7 +62,7 @@ def test_rewrites_generated_shapes(student):
 
 @pytest.mark.points(1)
 def test_more_wrong_shapes(student):
-    """on other sizes the values are right, then every wrong input of every rewrite raises TypeCheckError; rules kept"""
+    """on other sizes and 16-bit dtypes (kept) the values are right, then every wrong input of every rewrite raises TypeCheckError; rules kept"""
     check_values(student, [
         dict(fn="pairwise_scores", b=3, s1=1, s2=4, h=16, seed=20),
         dict(fn="split_heads", b=1, s=3, num_heads=4, d=2, seed=22),
@@ -75,6 +75,11 @@ def test_more_wrong_shapes(student):
         dict(fn="split_heads", b=2, s=2, num_heads=2, d=3, seed=29, dtype="float16"),
         dict(fn="merge_heads", b=1, heads=2, s=3, d=2, seed=30, dtype="bfloat16"),
         dict(fn="broadcast_channels", h=2, w=2, c=2, seed=31, dtype="float16"),
+        # ... and so do the ones that compute ("every result keeps the input's dtype")
+        dict(fn="pairwise_scores", b=2, s1=3, s2=2, h=5, seed=32, dtype="bfloat16"),
+        dict(fn="row_sums", shape=[3, 6], seed=33, dtype="float16"),
+        dict(fn="per_head_linear", batch=[2], num_heads=2, d_in=3, d_out=2, seed=34, dtype="bfloat16"),
+        dict(fn="avg_pool", c=2, h=2, h2=2, w=3, w2=2, seed=35, dtype="float16"),
     ])
     for function in FUNCTIONS:
         check_wrong_shapes(student, function, which=WRONG_INPUTS[function])

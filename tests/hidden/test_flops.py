@@ -176,10 +176,13 @@ def test_count_matmul_flops_more_models(student):
 
 @pytest.mark.points(1)
 def test_promised_flop_per_sec_more_devices(student):
-    """dense peaks for the other A100 names and the NVL cards; ValueError for unknown GPUs and dtypes"""
+    """dense peaks for the other A100 names and the NVL cards; ValueError for unknown GPUs (an H200 PCIe too) and dtypes"""
     check_peaks(student, [n for n in DATASHEET if n not in ("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3")])
+    # the docstring: the H200 datasheet has no PCIe card, so an H200 name with "PCIe" (any case) is a GPU not
+    # in the table (not the SXM figures, not a KeyError)
     for name, dtype in (("cpu", "float32"), ("Tesla V100-SXM2-16GB", "float16"), ("NVIDIA H100 80GB HBM3", "float64"),
-                        ("NVIDIA H100 80GB HBM3", "float8_e4m3fn"), ("NVIDIA A100-SXM4-80GB", "float8_e5m2")):
+                        ("NVIDIA H100 80GB HBM3", "float8_e4m3fn"), ("NVIDIA A100-SXM4-80GB", "float8_e5m2"),
+                        ("NVIDIA H200 PCIe", "bfloat16"), ("NVIDIA H200 141GB PCIE", "float32")):
         student.raises("flops.promised_flop_per_sec_one", "ValueError", device_name=name, dtype=dtype)
 
 

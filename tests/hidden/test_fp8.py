@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from grader.expect import assert_tensor
-from tests.public.test_fp8 import check_quantized, want_scale
+from tests.public.test_fp8 import DEFAULT_FORMAT, check_quantized, want_scale
 
 
 def _midpoints_times(scale: float) -> torch.Tensor:
@@ -39,17 +39,20 @@ def test_quantize_other_inputs(student):
 
 @pytest.mark.points(1)
 def test_error_bound_other_inputs(student):
-    """fp8_error_bound on 2-D inputs, very wide spreads (subnormal range), all-zero and empty x, for both formats, float32 for 16-bit input"""
+    """fp8_error_bound on 2-D inputs, very wide spreads (subnormal range), all-zero and empty x, for both formats and the default (e4m3fn), float32 for 16-bit input"""
     cases = [{"shape": [300], "seed": 40, "spread": 14.0, "format": "float8_e5m2"},
              {"shape": [300], "seed": 41, "spread": 0.5, "format": "float8_e4m3fn"},
              {"shape": [6, 20], "seed": 42, "spread": 4.0, "dtype": "bfloat16", "format": "float8_e4m3fn"},
              {"shape": [64], "seed": 43, "spread": 3.0, "dtype": "float16", "format": "float8_e5m2"},
              # all-zero and empty x: the scale is fp8_quantize's, 1.0, so zeros get the floor tiny·eps/2
-             {"x": torch.zeros(4), "format": "float8_e4m3fn"}, {"x": torch.empty(0, 3), "format": "float8_e5m2"}]
+             {"x": torch.zeros(4), "format": "float8_e4m3fn"}, {"x": torch.empty(0, 3), "format": "float8_e5m2"},
+             # no dtype given: the default format, e4m3fn
+             {"shape": [40], "seed": 44, "spread": 6.0, "format": None}]
     got = student.probe("fp8.error_bound", cases=cases)
     for case, item in zip(cases, got):
-        fmt = getattr(torch, case["format"])
+        fmt = getattr(torch, case["format"] or DEFAULT_FORMAT)
         info, x = torch.finfo(fmt), item["x"].to(torch.float32)
         # the bound is float32 whatever x's dtype (the docstring's "in float32"): assert_tensor checks the dtype
-        want = torch.maximum(x.abs() * (info.eps / 2), want_scale(x, case["format"]) * (info.smallest_normal * info.eps / 2))
+        want = torch.maximum(x.abs() * (info.eps / 2),
+                             want_scale(x, case["format"] or DEFAULT_FORMAT) * (info.smallest_normal * info.eps / 2))
         assert_tensor(item["bound"], want, f"fp8_error_bound({'given x' if 'x' in case else case})", rtol=1e-6)

@@ -182,10 +182,12 @@ def test_default_hyperparameters_match_torch(student):
 
 @pytest.mark.points(1)
 def test_step_calls_closure(student):
-    """step(closure) calls the closure once, before updating, and returns its loss"""
+    """step(closure) calls the closure once, before updating, and returns its loss; step() returns None"""
     for name, kwargs in [("SGD", {"lr": 0.1}), ("AdaGrad", {"lr": 0.1}), ("RMSProp", {"lr": 0.01}),
                          ("Adam", {"lr": 0.01}), ("AdamW", {"lr": 0.01})]:
         got = student.probe("optimizers.closure_loss", name=name, kwargs=kwargs, seed=3)
         assert_equal(got["calls"], 1, f"{name}.step(closure): number of closure calls")
         assert_equal(got["moved"], True, f"{name}.step(closure) updated the parameters from the closure's gradients")
         assert_equal(got["returned"], got["loss"], f"{name}.step(closure) returned the closure's loss", kind=float)
+        # the docstrings: "return the closure's loss or None"
+        assert_equal(got["without_closure"], "None", f"{name}.step() without a closure returned", kind=str)

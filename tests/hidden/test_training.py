@@ -41,16 +41,17 @@ def test_train_other_runs(student):
 
 @pytest.mark.points(2)
 def test_train_resume_other_cases(student):
-    """resuming works from a pathlib.Path, when killed right at a checkpoint, every step, with another cadence, with checkpoint_every=0, and under mixed precision"""
+    """resuming works from a pathlib.Path, when killed right at a checkpoint, every step, with another cadence, with checkpoint_every=0 or not given, and under mixed precision"""
     # (3, 6, 4): resumed from step 6 with checkpoint_every=4, it saves after step 8 (steps done, a multiple
     # of 4), not after this call's 4th step (10)
-    for every, kill, kind, resume_every, mp in [(3, 6, "path", 4, False), (1, 4, "str", 1, False),
-                                                (4, 9, "path", 4, False), (2, 7, "str", 2, True)]:
+    # rerun_every None: the third call gives no checkpoint_every at all (its default, 0: never save)
+    for every, kill, kind, resume_every, mp, rerun_every in [(3, 6, "path", 4, False, 0), (1, 4, "str", 1, False, None),
+                                                             (4, 9, "path", 4, False, 0), (2, 7, "str", 2, True, None)]:
         dim, layers, batch, steps = 5, 2, 3, 11
         got = student.probe("training.resume", init=make_init(dim, layers, 5), other_init=make_init(dim, layers, 6),
                             w_true=make_target(dim, 5), dim=dim, num_layers=layers, batch=batch, steps=steps,
                             every=every, kill_at=kill, path_kind=kind, optimizer="adamw", rerun=True,
-                            resume_every=resume_every, mixed_precision=mp)
+                            resume_every=resume_every, mixed_precision=mp, rerun_every=rerun_every)
         what = f"resume (checkpoint every {every}, killed before step {kill}, path as {kind}" + (
             f", resumed with checkpoint_every={resume_every}" if resume_every != every else "") + (
             ", mixed_precision=True" if mp else "") + ")"
@@ -64,9 +65,10 @@ def test_train_resume_other_cases(student):
         # with the same path and checkpoint_every=0 resumes from it (an existing file is resumed whatever
         # checkpoint_every is) and never saves
         final = steps // resume_every * resume_every
+        rerun = "checkpoint_every=0" if rerun_every == 0 else "no checkpoint_every (default 0)"
         assert_equal(got["rerun"], got["full"][final:], f"{what}, then train({steps} steps, same path, "
-                     f"checkpoint_every=0): it resumes from the checkpoint of step {final}", kind=list)
-        assert_equal(got["rerun_checkpoint_unchanged"], True, f"{what}, then checkpoint_every=0: no checkpoint saved")
+                     f"{rerun}): it resumes from the checkpoint of step {final}", kind=list)
+        assert_equal(got["rerun_checkpoint_unchanged"], True, f"{what}, then {rerun}: no checkpoint saved")
 
 
 @pytest.mark.points(1)

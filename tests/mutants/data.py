@@ -608,3 +608,21 @@ edit("pin_only_cuda_string", within="get_batch", gpu=True,
      why="pins only when device == 'cuda' as a string: 'cuda:0' and torch.device('cuda') get pageable, blocking copies",
      old='    device = torch.device(device)\n    if device.type == "cuda":',
      new='    if device == "cuda":')
+
+
+# -- every default and every case the docstrings name (issue 30) --------------------------------------
+
+@mutant(replaces="write_tokens", why="i30: dtype defaults to uint32 (room for any vocabulary), not uint16", against="245345ec4af3")
+def i30_write_default_uint32(tokens, path, dtype=np.uint32):
+    array = np.asarray(tokens)
+    if array.size and not np.issubdtype(array.dtype, np.integer):
+        raise ValueError("token ids must be integers")
+    info = np.iinfo(dtype)
+    if array.size and (array.min() < info.min or array.max() > info.max):
+        raise ValueError("token ids out of range")
+    array.astype(dtype).tofile(path)
+
+
+@mutant(replaces="load_tokens", why="i30: dtype defaults to uint32, not uint16", against="da4577c26cdc")
+def i30_load_default_uint32(path, dtype=np.uint32):
+    return np.memmap(path, dtype=dtype, mode="r")

@@ -492,3 +492,17 @@ edit("broadcast_channels_unsqueeze_inplace", within="broadcast_channels",
      why="the in-place unsqueeze_ on a copy before einops.repeat",
      old='return repeat(img, "h w -> c h w", c=c)',
      new='return repeat(img.clone().unsqueeze_(0), "1 h w -> c h w", c=c)')
+
+
+# -- every default and every case the docstrings name (issue 30): the result keeps the input's dtype ---
+
+edit("i30_row_sums_half_upcast", within="row_sums",
+     why="i30: sums 16-bit input in float32 (for accuracy) and returns float32, not the input's dtype",
+     old='return reduce(x, "... h -> ...", "sum")',
+     new='return reduce(x.float() if x.element_size() == 2 else x, "... h -> ...", "sum")')
+edit("i30_pairwise_half_upcast", within="pairwise_scores",
+     why="i30: multiplies 16-bit input in float32 (for accuracy) and returns float32, not the input's dtype",
+     old='return einsum(x, y, "b s1 h, b s2 h -> b s1 s2")',
+     new=('if x.element_size() == 2:\n'
+          '        x, y = x.float(), y.float()\n'
+          '    return einsum(x, y, "b s1 h, b s2 h -> b s1 s2")'))

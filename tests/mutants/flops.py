@@ -739,3 +739,28 @@ def time_ignore_trials(a, b, trials=10):
 edit("bk8_sync_when_cuda_exists", within="time_matmul",
      why="synchronises whenever torch.cuda.is_available(), also for CPU tensors",
      old='        if a.device.type == "cuda":', new="        if torch.cuda.is_available():")
+
+
+# -- every default and every case the docstrings name (issue 30) --------------------------------------
+
+edit("i30_h200_pcie_is_sxm", within="get_promised_flop_per_sec",
+     why="i30: an H200 name with 'PCIe' gets the H200 SXM figures (the H200 datasheet has no PCIe card)",
+     old='form = "PCIe" if "pcie" in device_name.lower() else "NVL" if "NVL" in device_name else "SXM"',
+     new=('form = "NVL" if "NVL" in device_name else "SXM"\n'
+          '        if model == "H100" and "pcie" in device_name.lower():\n'
+          '            form = "PCIe"'))
+edit("i30_h200_pcie_key_error", within="get_promised_flop_per_sec",
+     why="i30: an H200 name with 'PCIe' looks up a table row that does not exist: KeyError, not ValueError",
+     old=('        if gpu not in peaks:\n'
+          '            raise ValueError(f"no datasheet figures for {device_name!r}")\n'),
+     new="")
+edit("i30_counter_left_on", within="count_matmul_flops",
+     why="i30: enters the counter without a with block and never leaves it: the mode stays on after the call",
+     old=("    with MatmulFlopCounter() as counter:\n"
+          "        fn(*args)\n"),
+     new=("    counter = MatmulFlopCounter()\n"
+          "    counter.__enter__()\n"
+          "    fn(*args)\n"))
+edit("i30_peaks_as_ints", within="get_promised_flop_per_sec",
+     why="i30: returns the table's figures as ints (312 * 10**12), not the float the docstring promises",
+     old="fp32, half = peaks[gpu]", new="fp32, half = (int(v) for v in peaks[gpu])")

@@ -346,3 +346,28 @@ edit("bk8_multiply_by_reciprocal", within="fp8_quantize", why="x * (1 / scale) i
 edit("bk8_scale_times_reciprocal_max", within="fp8_quantize",
      why="scale = amax * float32(1 / finfo.max): one ulp off for about half of all amax",
      old="amax / top,", new="amax * torch.tensor(1.0 / top, dtype=torch.float32),")
+
+
+# -- every default and every case the docstrings name (issue 30) --------------------------------------
+
+@mutant(replaces="fp8_quantize", why="i30: dtype defaults to float8_e5m2, not float8_e4m3fn", against="cc17031616fb")
+def i30_quantize_default_e5m2(x, dtype=torch.float8_e5m2):
+    if dtype not in FP8_FORMATS:
+        raise ValueError(f"expected torch.float8_e4m3fn or torch.float8_e5m2, got {dtype}")
+    top = torch.finfo(dtype).max
+    x32 = x.to(torch.float32)
+    amax = x32.abs().max() if x.numel() else torch.zeros((), device=x.device)
+    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
+    return (x32 / scale).clamp(-top, top).to(dtype), scale
+
+
+@mutant(replaces="fp8_dequantize", why="i30: dtype defaults to bfloat16 (the training dtype), not float32", against="0eb3dbf194b4")
+def i30_dequantize_default_bf16(q, scale, dtype=torch.bfloat16):
+    return (q.to(torch.float32) * scale.to(torch.float32)).to(dtype)
+
+
+@mutant(replaces="fp8_error_bound", why="i30: dtype defaults to float8_e5m2, not float8_e4m3fn", against="07414fe672ae")
+def i30_error_bound_default_e5m2(x, dtype=torch.float8_e5m2):
+    _, scale = fp8_quantize(x, dtype)
+    info = torch.finfo(dtype)
+    return torch.maximum(x.to(torch.float32).abs() * (info.eps / 2), scale * (info.smallest_normal * info.eps / 2))

@@ -368,3 +368,32 @@ edit("sc_early_return_nonfinite", within="scaled_fp16_step",
      new=("loss = loss_fn(model(x), y)\n"
           "    if not torch.isfinite(loss):\n"
           "        return loss.item()"))
+
+
+# -- every default and every case the docstrings name (issue 30) --------------------------------------
+
+@mutant(replaces="mixed_precision_step", why="i30: dtype defaults to float16, not bfloat16", against="68f67ab6c37a")
+def i30_mp_default_float16(model, optimizer, loss_fn, x, y, dtype=torch.float16):
+    optimizer.zero_grad()
+    with torch.autocast(device_type=x.device.type, dtype=dtype):
+        loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+edit("i30_mp_eval_mode", within="mixed_precision_step",
+     why="i30: switches the model to eval mode: no dropout in the training step, and eval mode after it",
+     old="    optimizer.zero_grad()\n", new="    model.eval()\n    optimizer.zero_grad()\n")
+edit("i30_mp_train_mode", within="mixed_precision_step",
+     why="i30: switches the model to training mode: a caller's eval-mode model gets dropout and stays in training mode",
+     old="    optimizer.zero_grad()\n", new="    model.train()\n    optimizer.zero_grad()\n")
+edit("i30_mp_autocast_left_on", within="mixed_precision_step",
+     why="i30: enters autocast without a with block and never leaves it: autocast stays on after the step",
+     old=("    with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+          "        loss = loss_fn(model(x), y)\n"),
+     new=("    torch.autocast(device_type=x.device.type, dtype=dtype).__enter__()\n"
+          "    loss = loss_fn(model(x), y)\n"))
+edit("i30_sc_eval_mode", within="scaled_fp16_step",
+     why="i30: switches the model to eval mode: no dropout in the scaled step, and eval mode after it",
+     old="    optimizer.zero_grad()\n", new="    model.eval()\n    optimizer.zero_grad()\n")

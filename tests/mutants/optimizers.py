@@ -1017,3 +1017,62 @@ edit("bk5_state_bytes_int8", within="optimizer_state_bytes",
           "            elif isinstance(v, (int, float)):\n"
           "                total += 8\n"
           "    return total"))
+
+
+# -- every default and every case the docstrings name (issue 30) --------------------------------------
+
+edit("i30_sgd_step_returns_zero", within="SGD.step",
+     why="i30: step() without a closure returns 0.0, not None",
+     old="        loss = None\n", new="        loss = 0.0\n")
+
+
+@mutant(replaces="SGD.__init__", why="i30: momentum defaults to 0.9 (a common choice), not torch's 0", against="1f4ea975d161")
+def i30_sgd_default_momentum(self, params, lr=1e-3, momentum=0.9):
+    if lr < 0.0:
+        raise ValueError(f"invalid learning rate {lr}")
+    if momentum < 0.0:
+        raise ValueError(f"invalid momentum {momentum}")
+    super().__init__(params, {"lr": lr, "momentum": momentum})
+
+
+@mutant(replaces="RMSProp.__init__", why="i30: lr defaults to 1e-3 (Adam's), not torch.optim.RMSprop's 1e-2", against="d0dde02a7f09")
+def i30_rmsprop_default_lr(self, params, lr=1e-3, alpha=0.99, eps=1e-8):
+    if lr < 0.0 or eps < 0.0 or not 0.0 <= alpha < 1.0:
+        raise ValueError("invalid hyperparameters")
+    super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps})
+
+
+@mutant(replaces="Adam.__init__", why="i30: betas default to (0.9, 0.99), not torch's (0.9, 0.999)", against="55a445a5a6ec")
+def i30_adam_default_betas(self, params, lr=1e-3, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0):
+    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
+        raise ValueError("invalid hyperparameters")
+    if not all(0.0 <= b < 1.0 for b in betas):
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+
+@mutant(replaces="Adam.__init__", why="i30: weight_decay defaults to AdamW's 1e-2, not Adam's 0", against="55a445a5a6ec")
+def i30_adam_default_decay(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
+        raise ValueError("invalid hyperparameters")
+    if not all(0.0 <= b < 1.0 for b in betas):
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+
+@mutant(replaces="AdamW.__init__", why="i30: lr defaults to 1e-2, not torch's 1e-3", against="a06c3afd6ce5")
+def i30_adamw_default_lr(self, params, lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
+        raise ValueError("invalid hyperparameters")
+    if not all(0.0 <= b < 1.0 for b in betas):
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+
+@mutant(replaces="AdamW.__init__", why="i30: eps defaults to 1e-6, not torch's 1e-8", against="a06c3afd6ce5")
+def i30_adamw_default_eps(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=1e-2):
+    if lr < 0.0 or eps < 0.0 or weight_decay < 0.0:
+        raise ValueError("invalid hyperparameters")
+    if not all(0.0 <= b < 1.0 for b in betas):
+        raise ValueError(f"invalid betas {betas}")
+    super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})

@@ -727,3 +727,112 @@ edit("bk8_mp_never_checkpoints", within="train", why="the mixed-precision path n
 edit("bk8_save_without_path", within="train", why="saves every checkpoint_every steps even with no checkpoint_path",
      old="if checkpoint_path is not None and checkpoint_every > 0 and (step + 1)",
      new="if checkpoint_every > 0 and (step + 1)")
+
+
+# -- every default and every case the docstrings name (issue 30) --------------------------------------
+
+@mutant(replaces="train", why="i30: mixed_precision defaults to True: a plain call trains through mixed_precision_step", against="0c2bd5eb92dd")
+def i30_train_default_mixed(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
+                            mixed_precision=True, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("num_steps and checkpoint_every must be >= 0")
+    device = torch.device(device)
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(loss.item() if isinstance(loss, torch.Tensor) else float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="i30: checkpoint_every defaults to 1: a checkpoint_path alone saves after every step", against="0c2bd5eb92dd")
+def i30_train_default_every(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=1,
+                            mixed_precision=False, device="cpu"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("num_steps and checkpoint_every must be >= 0")
+    device = torch.device(device)
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(loss.item() if isinstance(loss, torch.Tensor) else float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="train", why="i30: device defaults to \"cuda\": a plain call on a CPU model moves the batches to a GPU", against="0c2bd5eb92dd")
+def i30_train_default_cuda(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
+                           mixed_precision=False, device="cuda"):
+    if num_steps < 0 or checkpoint_every < 0:
+        raise ValueError("num_steps and checkpoint_every must be >= 0")
+    device = torch.device(device)
+    start = 0
+    if checkpoint_path is not None and os.path.exists(checkpoint_path):
+        start = load_checkpoint(checkpoint_path, model, optimizer)
+    losses = []
+    for step in range(start, num_steps):
+        x, y = get_batch()
+        x, y = x.to(device), y.to(device)
+        if mixed_precision:
+            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        losses.append(loss.item() if isinstance(loss, torch.Tensor) else float(loss))
+        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
+            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
+    return losses
+
+
+@mutant(replaces="flops_delivered", why="i30: mfu defaults to 0.5 (a good run), not 1.0 (the peak)", against="f895c62dc0c1")
+def i30_delivered_default_half(num_gpus, days, flop_per_sec, mfu=0.5):
+    return float(num_gpus * flop_per_sec * mfu * days * 24 * 60 * 60)
+
+
+@mutant(replaces="elementwise_flops", why="i30: ops_per_element defaults to 2 (a multiply-add), not 1", against="587ca9ae294b")
+def i30_elementwise_default_two(rows, cols, ops_per_element=2):
+    return rows * cols * ops_per_element
+
+
+@mutant(replaces="step_mfu", gpu=True, why="i30: num_steps defaults to 5, not 10", against="e0642537c777")
+def i30_step_mfu_default_steps(model, optimizer, get_batch, batch, dim, num_layers, num_steps=5, device="cuda"):
+    import time
+
+    device = torch.device(device)
+    cuda = device.type == "cuda"
+    train(model, optimizer, get_batch, 1, device=device)
+    if cuda:
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    train(model, optimizer, get_batch, num_steps, device=device)
+    if cuda:
+        torch.cuda.synchronize(device)
+    seconds = (time.perf_counter() - start) / num_steps
+    flops = float(step_flops(batch, dim, num_layers)["total"])
+    peak = get_promised_flop_per_sec(torch.cuda.get_device_name(device), torch.float32)
+    return {"seconds_per_step": seconds, "flops_per_step": flops, "peak": peak, "mfu": mfu(flops, seconds, peak)}

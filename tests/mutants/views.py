@@ -689,3 +689,11 @@ def sliding_windows_contiguous_first(x, size, step):
     x = x.contiguous()
     count = (x.shape[0] - size) // step + 1
     return x.as_strided((count, size), (step, 1), x.storage_offset())
+
+
+# -- every default and every case the docstrings name (issue 30) --------------------------------------
+
+edit("i30_same_storage_same_dtype", within="same_storage",
+     why="i30: also asks for the same dtype: a view with another dtype (x.view(torch.uint8)) is called unshared",
+     old="return x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()",
+     new="return x.dtype == y.dtype and x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()")

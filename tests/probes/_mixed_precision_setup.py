@@ -7,6 +7,8 @@ Models are torch.nn, optimizers torch.optim: nothing here depends on another ass
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -29,6 +31,23 @@ def setup(seed: int, steps: int, device: str = "cpu") -> tuple[nn.Module, list[t
     """A float32 Linear-ReLU-Linear model and `steps` batches, from `seed` alone."""
     g = torch.Generator().manual_seed(seed)
     model = nn.Sequential(nn.Linear(IN_DIM, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, OUT_DIM))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(0.3 * torch.randn(p.shape, generator=g))
+    batches = [(torch.randn(BATCH, IN_DIM, generator=g).to(device), torch.randn(BATCH, OUT_DIM, generator=g).to(device))
+               for _ in range(steps)]
+    return model.to(device), batches
+
+
+#: The dropout probability of the dropout model (`setup_dropout`).
+DROPOUT = 0.5
+
+
+def setup_dropout(seed: int, steps: int, device: str = "cpu") -> tuple[nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
+    """`setup`'s model with an nn.Dropout(DROPOUT) after the ReLU (the mode decides whether it drops
+    anything), and `steps` batches, from `seed` alone."""
+    g = torch.Generator().manual_seed(seed)
+    model = nn.Sequential(nn.Linear(IN_DIM, HIDDEN), nn.ReLU(), nn.Dropout(DROPOUT), nn.Linear(HIDDEN, OUT_DIM))
     with torch.no_grad():
         for p in model.parameters():
             p.copy_(0.3 * torch.randn(p.shape, generator=g))
@@ -138,15 +157,46 @@ class Recorder:
         return seen
 
 
+def _autocast_nesting() -> int:
+    """How many autocast blocks are open now (torch keeps the count; asked by one step up and back)."""
+    level = torch.autocast_increment_nesting()
+    torch.autocast_decrement_nesting()
+    return level - 1
+
+
+@contextlib.contextmanager
+def autocast_restored(device_type: str) -> Iterator[dict[str, bool]]:
+    """Around one call of the code under test: afterwards, `seen["left_on"]` says whether autocast was
+    still on for `device_type` (a block entered and never left), and autocast's state (enabled, dtype,
+    nesting and cache) is put back as it was, so that the next probe, of this module or another one,
+    starts clean: a bug costs points in its own module only."""
+    enabled, dtype, nesting = torch.is_autocast_enabled(device_type), torch.get_autocast_dtype(device_type), \
+        _autocast_nesting()
+    seen = {"left_on": False}
+    try:
+        yield seen
+    finally:
+        seen["left_on"] = torch.is_autocast_enabled(device_type) and not enabled
+        torch.set_autocast_enabled(device_type, enabled)
+        torch.set_autocast_dtype(device_type, dtype)
+        for _ in range(_autocast_nesting() - nesting):
+            torch.autocast_decrement_nesting()
+        if _autocast_nesting() == 0:
+            torch.clear_autocast_cache()
+
+
 def dtype_name(t: torch.Tensor | None) -> str | None:
     return None if t is None else str(t.dtype).removeprefix("torch.")
 
 
 def build(seed: int, steps: int, model: str = "plain", batch_sizes: list[int] | None = None,
           target_scale: float = 1.0, device: str = "cpu") -> tuple[nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
-    """`setup` ("plain") or `setup_mixed` ("mixed", `batch_sizes` or `steps` full batches)."""
+    """`setup` ("plain"), `setup_dropout` ("dropout") or `setup_mixed` ("mixed", `batch_sizes` or `steps`
+    full batches)."""
     if model == "plain":
         return setup(seed, steps, device)
+    if model == "dropout":
+        return setup_dropout(seed, steps, device)
     if model == "mixed":
         return setup_mixed(seed, batch_sizes or [BATCH] * steps, target_scale, device)
     raise ValueError(f"unknown model {model!r}")

@@ -5,7 +5,7 @@ A description is a dict: ``{"shape": [...], "dtype": "float32", "permute": [...]
 element is distinct), reshaped, then permuted, then sliced dimension by dimension.
 Optional keys: ``"as_strided": [size, stride, offset]`` (applied to the base before the
 permutation: any view of the storage) and ``"then": [op, ...]`` (`derive` ops applied last,
-e.g. ``"detach"``, ``"from_numpy"``, ``"expand"``).
+e.g. ``"detach"``, ``"from_numpy"``, ``"expand"``, ``"view_dtype"``).
 """
 
 from __future__ import annotations
@@ -68,6 +68,8 @@ def derive(x: torch.Tensor, op: str) -> torch.Tensor:
         return torch.from_numpy(x.numpy())
     if op == "expand":  # a new leading dimension of stride 0
         return x.unsqueeze(0).expand(3, *x.shape)
+    if op == "view_dtype":  # the same bytes read as another dtype (uint8 where torch allows it, else int32)
+        return x.view(torch.uint8) if x.dim() and x.stride(-1) == 1 else x.view(torch.int32)
     if op == "empty_tail":  # a zero-size slice at the end of the (flattened-first-dim) tensor
         return x[x.shape[0]:] if x.dim() else x[None][1:]
     raise ValueError(f"unknown derivation {op!r}")

@@ -34,13 +34,17 @@ def _seed_everything(seed: int) -> None:
 
 def write_tokens(impl, tokens, dtype="uint16", existing=0):
     """Write with the student's write_tokens; return the file's raw bytes as read by the kit.
-    With `existing` > 0 the path already holds that many 0xFF bytes (write_tokens overwrites)."""
+    With `existing` > 0 the path already holds that many 0xFF bytes (write_tokens overwrites).
+    A `dtype` of None calls it without one (the default)."""
     with _scratch() as folder:
         path = os.path.join(folder, "tokens.bin")
         if existing:
             with open(path, "wb") as f:
                 f.write(b"\xff" * existing)
-        impl.data.write_tokens(tokens, path, dtype=np.dtype(dtype))
+        if dtype is None:
+            impl.data.write_tokens(tokens, path)
+        else:
+            impl.data.write_tokens(tokens, path, dtype=np.dtype(dtype))
         raw = open(path, "rb").read()
     return torch.frombuffer(bytearray(raw), dtype=torch.uint8).clone() if raw else torch.zeros(0, dtype=torch.uint8)
 
@@ -54,12 +58,13 @@ def write_numpy_tokens(impl, tokens, dtype="uint16"):
     return torch.frombuffer(bytearray(raw), dtype=torch.uint8).clone()
 
 
-def load_tokens(impl, tokens, dtype="uint16"):
-    """The kit writes a raw file with numpy; the student's load_tokens opens it."""
+def load_tokens(impl, tokens, dtype="uint16", default=False):
+    """The kit writes a raw file with numpy; the student's load_tokens opens it (`default`: without
+    a dtype argument, the file being `dtype`)."""
     with _scratch() as folder:
         path = os.path.join(folder, "tokens.bin")
         np.asarray(tokens, dtype=np.dtype(dtype)).tofile(path)
-        array = impl.data.load_tokens(path, dtype=np.dtype(dtype))
+        array = impl.data.load_tokens(path) if default else impl.data.load_tokens(path, dtype=np.dtype(dtype))
         result = {
             "type": f"{type(array).__module__}.{type(array).__qualname__}",
             "is_memmap": isinstance(array, np.memmap),

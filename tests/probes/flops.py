@@ -7,7 +7,7 @@ import timeit
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack, _pop_mode
 
 from tests.probes._flops_models import build_case, seeded
 from tests.probes._tensors import dtype_of
@@ -58,9 +58,10 @@ def count_matmul_flops(impl, case):
 
 
 def count_matmul_flops_cases(impl, cases):
-    """For each case: the student's count, the tripwires its call reached and how many times it
-    called fn (``{"flops": ..., "reached": [...], "calls": n}``; "FlopCounterMode" when it entered
-    torch's counter)."""
+    """For each case: the student's count, the tripwires its call reached, how many times it
+    called fn and how many dispatch modes its call left on the stack (``{"flops": ..., "reached":
+    [...], "calls": n, "modes_left": k}``; "FlopCounterMode" when it entered torch's counter).  Modes
+    left behind are popped after they are counted, so that the next case starts clean."""
     from grader import tripwire
 
     out = []
@@ -72,9 +73,13 @@ def count_matmul_flops_cases(impl, cases):
             calls[0] += 1
             return _fn(*a)
 
+        modes = len(_get_current_dispatch_mode_stack())
         with tripwire.watch() as reached:
             flops = impl.flops.count_matmul_flops(counted, *args)
-        out.append({"flops": flops, "reached": sorted(reached), "calls": calls[0]})
+        left = len(_get_current_dispatch_mode_stack()) - modes
+        for _ in range(left):
+            _pop_mode()
+        out.append({"flops": flops, "reached": sorted(reached), "calls": calls[0], "modes_left": left})
     return out
 
 

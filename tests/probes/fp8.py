@@ -26,13 +26,16 @@ def quantize(impl, cases):
         x = case["x"] if "x" in case else make(case["shape"], case["seed"], case.get("spread", 1.0),
                                                   case.get("dtype", "float32"))
         before = x.clone()
-        q, scale = impl.fp8.fp8_quantize(x, dtype_of(case["format"]))
+        fmt = case["format"]  # None: called without a dtype (the default)
+        q, scale = impl.fp8.fp8_quantize(x) if fmt is None else impl.fp8.fp8_quantize(x, dtype_of(fmt))
         out.append({"x": x, "q": q, "scale": scale, "x_unchanged": bool(torch.equal(before, x))})
     return out
 
 
 def dequantize(impl, cases):
-    return [impl.fp8.fp8_dequantize(c["q"], c["scale"], dtype_of(c.get("dtype", "float32"))) for c in cases]
+    """A case's "dtype" of None calls without one (the default)."""
+    return [impl.fp8.fp8_dequantize(c["q"], c["scale"]) if c.get("dtype", "float32") is None
+            else impl.fp8.fp8_dequantize(c["q"], c["scale"], dtype_of(c.get("dtype", "float32"))) for c in cases]
 
 
 def error_bound(impl, cases):
@@ -40,7 +43,9 @@ def error_bound(impl, cases):
     for case in cases:
         x = case["x"] if "x" in case else make(case["shape"], case["seed"], case.get("spread", 1.0),
                                                   case.get("dtype", "float32"))
-        out.append({"x": x, "bound": impl.fp8.fp8_error_bound(x, dtype_of(case["format"]))})
+        fmt = case["format"]  # None: called without a dtype (the default)
+        out.append({"x": x, "bound": impl.fp8.fp8_error_bound(x) if fmt is None
+                    else impl.fp8.fp8_error_bound(x, dtype_of(fmt))})
     return out
 
 

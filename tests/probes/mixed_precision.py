@@ -11,7 +11,8 @@ from typing import Any
 
 import torch
 
-from tests.probes._mixed_precision_setup import LOSSES, Recorder, before_step, build, inputs, make_optimizer, observe
+from tests.probes._mixed_precision_setup import (LOSSES, Recorder, autocast_restored, before_step, build, inputs,
+                                                 make_optimizer, observe)
 from tests.probes._tensors import dtype_of
 
 
@@ -32,7 +33,8 @@ def mixed_precision_steps(impl, seed, steps, optimizer="adamw", dtype=None, devi
     seen = []
     for i, (x, y) in enumerate(batches):
         before_step(net, i)
-        loss = impl.mixed_precision.mixed_precision_step(net, opt, loss_fn, x, y, **kwargs)
+        with autocast_restored(torch.device(device).type):
+            loss = impl.mixed_precision.mixed_precision_step(net, opt, loss_fn, x, y, **kwargs)
         seen.append({"loss": _plain_float(loss), **recorder.take(), **observe(net, opt)})
     return seen
 
@@ -50,9 +52,33 @@ def scaled_fp16_steps(impl, seed, kinds, init_scale=2.0**16, device="cpu", model
     for i, (batch, kind) in enumerate(zip(batches, kinds)):
         x, y = inputs(batch, kind)
         before_step(net, i)
-        value = impl.mixed_precision.scaled_fp16_step(net, opt, loss_fn, x, y, scaler)
+        with autocast_restored(torch.device(device).type):
+            value = impl.mixed_precision.scaled_fp16_step(net, opt, loss_fn, x, y, scaler)
         seen.append({"loss": _plain_float(value), "scale": float(scaler.get_scale()), **recorder.take(),
                      **observe(net, opt)})
+    return seen
+
+
+def mode_steps(impl, seed, steps, training, function="mixed_precision_step"):
+    """`steps` calls of `function` ("mixed_precision_step" or "scaled_fp16_step", with a fresh default
+    GradScaler) on the dropout model, put in training mode (`training`) or eval mode by the kit; torch's
+    generator is seeded with seed + i before step i (it draws the dropout masks).  After each step: the
+    loss, the parameters, every submodule's `training` flag and whether autocast was left on (put back
+    as it was here, so that the next step starts clean)."""
+    net, batches = build(seed, steps, "dropout")
+    net.train(training)
+    opt = make_optimizer(net, "sgd")
+    scaler = torch.amp.GradScaler("cpu") if function == "scaled_fp16_step" else None
+    seen = []
+    for i, (x, y) in enumerate(batches):
+        torch.manual_seed(seed + i)
+        with autocast_restored("cpu") as autocast:
+            if scaler is None:
+                loss = impl.mixed_precision.mixed_precision_step(net, opt, LOSSES["mse"], x, y)
+            else:
+                loss = impl.mixed_precision.scaled_fp16_step(net, opt, LOSSES["mse"], x, y, scaler)
+        seen.append({"loss": _plain_float(loss), "modes": [m.training for m in net.modules()],
+                     "autocast_on": autocast["left_on"], "params": [p.detach().cpu().clone() for p in net.parameters()]})
     return seen
 
 

@@ -103,7 +103,7 @@ def state_bytes_of_torch_optimizer(impl, name, kwargs, seed, steps):
 
 
 def closure_loss(impl, name, kwargs, seed):
-    """step(closure) must call the closure and return what it returned."""
+    """step(closure) must call the closure and return what it returned; step() without one, None."""
     params = make_parameters(seed)
     optimizer = _student_class(impl, name)(list(params.values()), **_kwargs(kwargs))
     x = torch.randn(4, 8, generator=torch.Generator().manual_seed(seed))
@@ -120,5 +120,7 @@ def closure_loss(impl, name, kwargs, seed):
     if isinstance(returned, torch.Tensor) and returned.numel() == 1:
         returned = float(returned.detach())
     moved = bool((params["w1"] != make_parameters(seed)["w1"]).any())
+    without = optimizer.step()  # no closure (the gradients of the closure's backward are still there)
     return {"calls": len(calls), "loss": calls[0] if calls else None,
-            "returned": returned if isinstance(returned, float) else None, "moved": moved}
+            "returned": returned if isinstance(returned, float) else None, "moved": moved,
+            "without_closure": "None" if without is None else f"a {type(without).__name__}: {without!r}"[:200]}

@@ -57,37 +57,40 @@ def _state(model) -> dict[str, torch.Tensor]:
 
 
 def run(impl, init, w_true, dim, num_layers, batch, steps, optimizer="sgd", lr=0.01, seed=0,
-        mixed_precision=False, device="cpu", stale_grads=False, checkpoint_every=0):
+        mixed_precision=None, device=None, stale_grads=False, checkpoint_every=0):
     """Train once without interruption: the losses, the final weights, whether every gradient
     was None when each forward pass began (zero_grad(set_to_none=True)), and the calls made to
     the stand-ins (`steps` calls of mixed_precision_step when `mixed_precision`).
+    `mixed_precision` and `device` of None are not passed (train's defaults: False, "cpu").
     `stale_grads`: the model arrives holding gradients of an earlier backward pass (drawn from
     a private generator), which the first step must not add to its own.  `checkpoint_every`: passed
     on, with no checkpoint path (nothing may be saved)."""
-    model = kit_model(init, dim, num_layers, device)
+    model = kit_model(init, dim, num_layers, device or "cpu")
     opt = kit_optimizer(model, optimizer, lr)
     if stale_grads:
         g = torch.Generator().manual_seed(12345)
-        xs = torch.randn(3, dim, generator=g).to(device)
+        xs = torch.randn(3, dim, generator=g).to(device or "cpu")
         model(xs).pow(2).sum().backward()
     grads_none: list[bool] = []
     model.register_forward_pre_hook(lambda m, args: grads_none.append(all(p.grad is None for p in m.parameters())))
     torch.manual_seed(seed)
     get_batch, calls = _synthetic_batches(w_true, batch)
     with stand_ins(impl) as seen:
-        losses = impl.training.train(model, opt, get_batch, steps, mixed_precision=mixed_precision, device=device,
-                                     **({"checkpoint_every": checkpoint_every} if checkpoint_every else {}))
+        given = {"mixed_precision": mixed_precision, "device": device, "checkpoint_every": checkpoint_every or None}
+        losses = impl.training.train(model, opt, get_batch, steps, **{k: v for k, v in given.items() if v is not None})
     return {"losses": losses, "state": _state(model), "grads_none": grads_none, "batches": calls["n"],
             "calls": seen.log}
 
 
 def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at, optimizer="adamw",
-           lr=0.01, seed=0, other_seed=7919, path_kind="str", rerun=False, resume_every=None, mixed_precision=False):
+           lr=0.01, seed=0, other_seed=7919, path_kind="str", rerun=False, resume_every=None, mixed_precision=False,
+           rerun_every=0):
     """Uninterrupted run; then a run killed before step `kill_at` and resumed by a fresh model and
     optimizer (other weights, other generator state) from the last checkpoint.  Returns both
     loss histories, both final weights, and the steps the resumed call ran.  `rerun`: then
-    once more with the same path and checkpoint_every=0 (resume, never save): its losses and
-    whether the checkpoint file's bytes stayed the same.  `resume_every`: the resumed call's
+    once more with the same path and checkpoint_every=`rerun_every` (0; None: not given, train's
+    default), so resume, never save: its losses and whether the checkpoint file's bytes stayed the
+    same.  `resume_every`: the resumed call's
     checkpoint_every, if not `every` (the cadence counts the steps done, not this call's steps).
     `mixed_precision`: every train call with it (the checkpoints must follow the same cadence)."""
     folder = tempfile.mkdtemp()
@@ -96,7 +99,7 @@ def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every,
         with stand_ins(impl) as seen:
             return _resume(impl, folder, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at,
                            optimizer, lr, seed, other_seed, path_kind, rerun, resume_every, seen,
-                           {"mixed_precision": True} if mixed_precision else {})
+                           {"mixed_precision": True} if mixed_precision else {}, rerun_every)
     except Exception:
         if seen is not None and seen.problems:  # the loop used the checkpoint functions wrongly: say how
             return {"problems": seen.problems, "calls": seen.log}
@@ -108,7 +111,7 @@ def resume(impl, init, other_init, w_true, dim, num_layers, batch, steps, every,
 
 
 def _resume(impl, folder, init, other_init, w_true, dim, num_layers, batch, steps, every, kill_at, optimizer, lr,
-            seed, other_seed, path_kind, rerun, resume_every, seen, mp):
+            seed, other_seed, path_kind, rerun, resume_every, seen, mp, rerun_every):
     import pathlib
 
     model = kit_model(init, dim, num_layers)
@@ -150,8 +153,8 @@ def _resume(impl, folder, init, other_init, w_true, dim, num_layers, batch, step
         model = kit_model(other_init, dim, num_layers)
         opt = kit_optimizer(model, optimizer, lr)
         get_batch, calls = _synthetic_batches(w_true, batch)
-        out["rerun"] = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, checkpoint_every=0,
-                                           **mp)
+        every_given = {} if rerun_every is None else {"checkpoint_every": rerun_every}
+        out["rerun"] = impl.training.train(model, opt, get_batch, steps, checkpoint_path=path, **every_given, **mp)
         with open(path, "rb") as f:
             out["rerun_checkpoint_unchanged"] = f.read() == before
     return out
@@ -205,10 +208,12 @@ def cuda_memory(impl, init, w_true, dim, num_layers, batch, steps, lr=1e-3):
     return {"base": base, "peak": torch.cuda.max_memory_allocated()}
 
 
-def mfu(impl, init, w_true, dim, num_layers, batch, steps):
+def mfu(impl, init, w_true, dim, num_layers, batch, steps=None):
+    """step_mfu on the GPU; `steps` None: neither num_steps nor device given (the defaults, 10 and "cuda")."""
     model = _model(impl, init, dim, num_layers, "cuda")
     opt = _optimizer(impl, model, "sgd", 1e-4)
     torch.manual_seed(0)
     get_batch, calls = _synthetic_batches(w_true, batch)
-    report = impl.training.step_mfu(model, opt, get_batch, batch, dim, num_layers, steps, "cuda")
+    given = () if steps is None else (steps, "cuda")
+    report = impl.training.step_mfu(model, opt, get_batch, batch, dim, num_layers, *given)
     return {"report": report, "device_name": torch.cuda.get_device_name(), "batches": calls["n"]}

@@ -27,7 +27,7 @@ def _raw(tokens, dtype: str) -> torch.Tensor:
 
 @pytest.mark.points(1)
 def test_write_tokens_raw_binary(student):
-    """write_tokens writes the ids as raw uint16/uint32 (no header) and raises ValueError for ids that do not fit"""
+    """write_tokens writes the ids as raw uint16 (the default)/uint32 (no header) and raises ValueError for ids that do not fit"""
     rng = np.random.default_rng(0)
     cases = [([1, 2, 258], "uint16"), ([0, 65535, 50256, 32768, 7], "uint16"),
              (rng.integers(0, 50257, 1000).tolist(), "uint16"), ([70000, 0, 100277, 4294967295], "uint32")]
@@ -35,6 +35,10 @@ def test_write_tokens_raw_binary(student):
         got = student.probe("data.write_tokens", tokens=tokens, dtype=dtype)
         assert_tensor(got, like=_raw(tokens, dtype),
                       what=f"bytes of the file written for {len(tokens)} ids as {dtype} (first ids {tokens[:3]})")
+    # no dtype given: the default, uint16
+    got = student.probe("data.write_tokens", tokens=[1, 2, 258, 65535], dtype=None)
+    assert_tensor(got, like=_raw([1, 2, 258, 65535], "uint16"),
+                  what="bytes of the file written for [1, 2, 258, 65535] with no dtype given (the default: uint16)")
     got = student.probe("data.write_tokens", tokens=[5, 6], dtype="uint16", existing=100)
     assert_tensor(got, like=_raw([5, 6], "uint16"),
                   what="bytes of the file after writing [5, 6] as uint16 over an existing 100-byte file (overwrite it)")
@@ -58,11 +62,13 @@ def test_write_tokens_raw_binary(student):
 
 @pytest.mark.points(1)
 def test_load_tokens_is_read_only_memmap(student):
-    """load_tokens maps a raw file as a read-only np.memmap of the given dtype, with every id intact"""
+    """load_tokens maps a raw file as a read-only np.memmap of the given dtype (uint16 by default), with every id intact"""
     rng = np.random.default_rng(1)
-    for tokens, dtype in [(rng.integers(0, 65536, 777).tolist(), "uint16"), ([70000, 1, 100276], "uint32")]:
-        got = student.probe("data.load_tokens", tokens=tokens, dtype=dtype)
-        what = f"load_tokens of a raw {dtype} file of {len(tokens)} ids"
+    for tokens, dtype, default in [(rng.integers(0, 65536, 777).tolist(), "uint16", False),
+                                   ([70000, 1, 100276], "uint32", False), ([40000, 7, 65535, 0], "uint16", True)]:
+        got = student.probe("data.load_tokens", tokens=tokens, dtype=dtype, default=default)
+        what = f"load_tokens of a raw {dtype} file of {len(tokens)} ids" + (" with no dtype given (the default: uint16)"
+                                                                             if default else "")
         assert_equal(got["is_memmap"], True, f"{what}: is it an np.memmap (got a {got['type']})")
         assert_equal(got["dtype"], dtype, f"{what}: dtype")
         assert_equal(got["shape"], [len(tokens)], f"{what}: shape")

@@ -147,6 +147,10 @@ def check_counts(student, cases) -> None:
                      "(expected: torch.utils.flop_counter.FlopCounterMode's total)", kind=int)
         assert reply.get("calls") == 1, (f"count_matmul_flops on {describe_case(case)} called fn "
                                          f"{reply.get('calls')} times: run it once, under the counter")
+        # "run fn under a MatmulFlopCounter": under it, and no longer once the count is returned
+        assert reply.get("modes_left") == 0, (f"count_matmul_flops on {describe_case(case)} left "
+                                              f"{reply.get('modes_left')} dispatch mode(s) on after it returned: leave "
+                                              "the counter when fn is done (with MatmulFlopCounter() as counter: ...)")
         assert_type(reply.get("reached"), list, "tripwires reached")
         reached.update(str(w) for w in reply["reached"])
     assert "FlopCounterMode" not in reached, (
@@ -203,6 +207,7 @@ def check_peaks(student, names: list[str]) -> None:
     got = student.probe("flops.promised_flop_per_sec", cases=cases)
     assert_type(got, list, "get_promised_flop_per_sec")
     for (name, dtype), value in zip(cases, got, strict=True):
+        assert_type(value, float, f"get_promised_flop_per_sec({name!r}, torch.{dtype}) (the docstring's \"A float\")")
         assert_close(value, datasheet_peak(name, dtype), f"get_promised_flop_per_sec({name!r}, torch.{dtype}) "
                      "(dense datasheet peak)", rel=PEAK_REL)
 

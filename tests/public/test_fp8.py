@@ -10,6 +10,11 @@ import torch
 from grader.expect import assert_equal, assert_tensor, assert_type
 
 FORMATS = ("float8_e4m3fn", "float8_e5m2")
+#: the format fp8_quantize and fp8_error_bound use when none is given (their docstrings' default); a case's
+#: "format" of None calls them without one
+DEFAULT_FORMAT = "float8_e4m3fn"
+#: what fp8_dequantize returns when no dtype is given (its docstring's default); a case's "dtype" of None
+DEQUANTIZE_DEFAULT = "float32"
 
 
 def want_scale(x: torch.Tensor, fmt: str) -> torch.Tensor:
@@ -17,10 +22,12 @@ def want_scale(x: torch.Tensor, fmt: str) -> torch.Tensor:
     return amax / torch.finfo(getattr(torch, fmt)).max if amax > 0 else torch.ones(())
 
 
-def check_quantized(item, fmt: str, what: str) -> None:
+def check_quantized(item, fmt: str | None, what: str) -> None:
+    fmt = fmt or DEFAULT_FORMAT
     assert_type(item["q"], torch.Tensor, f"{what}: q")
     assert_equal(item["q"].dtype, getattr(torch, fmt), f"{what}: q's dtype", kind=torch.dtype)
     x = item["x"]
+    assert_equal(tuple(item["q"].shape), tuple(x.shape), f"{what}: q's shape (that of x)")
     scale = want_scale(x, fmt)
     # exactly: one division in float32 is correctly rounded, whoever writes it; amax times a rounded
     # 1 / finfo.max is a different number for about half of all amax (one ulp off, and amax / scale then
@@ -53,15 +60,18 @@ def test_quantize_both_formats(student):
 
 @pytest.mark.points(1)
 def test_quantize_edge_cases(student):
-    """fp8_quantize handles all-zero, 0-d, 2-D, bfloat16 input, and values that land on finfo.max"""
+    """fp8_quantize handles all-zero, 0-d, 2-D, bfloat16 input, values that land on finfo.max, and no dtype (e4m3fn)"""
     cases = [{"x": torch.zeros(5), "format": "float8_e4m3fn"},
+             {"shape": [24], "seed": 11, "spread": 2.0, "format": None},  # no dtype given: the default
              {"x": torch.tensor(-3.5), "format": "float8_e5m2"},
              {"shape": [3, 4], "seed": 9, "format": "float8_e4m3fn"},
              {"shape": [16], "seed": 10, "dtype": "bfloat16", "format": "float8_e4m3fn"},
              {"x": torch.tensor([1.0, -1.0, 0.3333333]), "format": "float8_e4m3fn"}]
     got = student.probe("fp8.quantize", cases=cases)
     for case, item in zip(cases, got):
-        check_quantized(item, case["format"], f"fp8_quantize({'given x' if 'x' in case else case})")
+        what = f"fp8_quantize({'given x' if 'x' in case else case})"
+        check_quantized(item, case["format"], what + (f" with no dtype (the default: torch.{DEFAULT_FORMAT})"
+                                                      if case["format"] is None else ""))
         assert not item["q"].to(torch.float32).isnan().any(), "a quantised value is NaN (clamp before the cast)"
 
 
@@ -77,18 +87,21 @@ def test_quantize_rejects_other_dtypes(student):
 
 @pytest.mark.points(1)
 def test_dequantize(student):
-    """fp8_dequantize multiplies in float32 and returns the requested dtype"""
+    """fp8_dequantize multiplies in float32 and returns the requested dtype (float32 by default)"""
     q = torch.tensor([1.0, -2.5, 448.0, 0.0]).to(torch.float8_e4m3fn)
     scale = torch.tensor(0.125)
     cases = [{"q": q, "scale": scale}, {"q": torch.linspace(-440, 440, 45).to(torch.float8_e4m3fn), "scale": torch.tensor(0.1), "dtype": "bfloat16"},
              {"q": torch.tensor([3.0, -57344.0]).to(torch.float8_e5m2), "scale": torch.tensor(2.0**-10)},
              # float64 out: the product is rounded to float32 first (multiply in float32, then cast)
-             {"q": torch.linspace(-440, 440, 45).to(torch.float8_e4m3fn), "scale": torch.tensor(0.1), "dtype": "float64"}]
+             {"q": torch.linspace(-440, 440, 45).to(torch.float8_e4m3fn), "scale": torch.tensor(0.1), "dtype": "float64"},
+             # no dtype given: the default, float32
+             {"q": torch.tensor([2.0, -0.5, 6.0]).to(torch.float8_e5m2), "scale": torch.tensor(0.3), "dtype": None}]
     got = student.probe("fp8.dequantize", cases=cases)
     for case, g in zip(cases, got):
-        dtype = getattr(torch, case.get("dtype", "float32"))
+        dtype = getattr(torch, case.get("dtype", "float32") or DEQUANTIZE_DEFAULT)
         want = (case["q"].to(torch.float32) * case["scale"]).to(dtype)
-        assert_tensor(g, want, f"fp8_dequantize(q of {case['q'].dtype}, scale {case['scale'].item():g}) in {dtype}")
+        assert_tensor(g, want, f"fp8_dequantize(q of {case['q'].dtype}, scale {case['scale'].item():g}) in {dtype}"
+                      + (" (no dtype given: the default)" if case.get("dtype", "float32") is None else ""))
 
 
 @pytest.mark.points(2)

@@ -17,7 +17,8 @@ import torch
 
 from grader.expect import assert_close, assert_equal, assert_tensor, assert_type
 from grader.reference import reference
-from tests.probes._mixed_precision_setup import LOSSES, before_step, inputs, make_optimizer, observe, setup, setup_mixed
+from tests.probes._mixed_precision_setup import (LOSSES, before_step, build, inputs, make_optimizer, observe, setup,
+                                                 setup_mixed)
 
 PARAMS = ["0.weight", "0.bias", "2.weight", "2.bias"]  # the probe model's parameters, in order
 
@@ -96,6 +97,31 @@ def _reference_mixed_run(seed: int, batch_sizes: list[int], optimizer: str, dtyp
             grad_scaler.update()
             steps.append({"loss": loss.item(), "scale": float(grad_scaler.get_scale()), **observe(model, opt)})
     return {"names": names, "batch_sizes": batch_sizes, "steps": steps}
+
+
+@reference  # plain arguments only: computed once per grading worker
+def _reference_modes(seed: int, steps: int, training: bool, function: str) -> list[dict[str, Any]]:
+    """mode_steps done directly: the dropout model in the caller's mode, torch seeded with seed + i
+    before step i, the step of `function` done with torch.autocast (and a default GradScaler)."""
+    model, batches = build(seed, steps, "dropout")
+    model.train(training)
+    opt = make_optimizer(model, "sgd")
+    scaler = torch.amp.GradScaler("cpu") if function == "scaled_fp16_step" else None
+    out = []
+    for i, (x, y) in enumerate(batches):
+        torch.manual_seed(seed + i)
+        opt.zero_grad()
+        with torch.autocast(device_type="cpu", dtype=torch.bfloat16 if scaler is None else torch.float16):
+            loss = LOSSES["mse"](model(x), y)
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        out.append({"loss": loss.item(), "params": [p.detach().clone() for p in model.parameters()]})
+    return out
 
 
 # -- checks ------------------------------------------------------------------------------------
@@ -311,6 +337,35 @@ def test_scaled_step_large_gradients(student):
     _check_premise_large(ref)
     _check_like_reference(got, ref, "float16", "scaled_fp16_step (SGD, momentum, weight decay; GradScaler(init_scale=2**16, "
                           "growth_interval=2)) on the mixed-dtype model with targets x10")
+
+
+@pytest.mark.points(1)
+def test_steps_keep_the_model_mode(student):
+    """both steps run the forward in the caller's mode (dropout in training mode, none in eval mode) and leave the model, and autocast, as they were"""
+    for function in ("mixed_precision_step", "scaled_fp16_step"):
+        for training in (True, False):
+            mode = "training" if training else "eval"
+            what = f"{function} on a model with dropout, in {mode} mode (torch seeded before each step)"
+            got = student.probe("mixed_precision.mode_steps", seed=20, steps=2, training=training, function=function)
+            want = _reference_modes(20, 2, training, function)
+            assert_type(got, list, what)
+            assert_equal(len(got), len(want), f"{what}: steps observed")
+            for i, (step, ref) in enumerate(zip(got, want)):
+                at = f"{what}, step {i + 1}"
+                # the same ops on the same values, the same masks: a few ulps at most; dropout on or off
+                # changes the loss by far more than 1e-3
+                assert_type(step.get("loss"), float, f"{at}: the returned loss")
+                assert_close(step["loss"], ref["loss"], f"{at}: the loss (with dropout exactly when the model is in "
+                             "training mode: leave its mode alone)", rel=1e-3)
+                modes = step.get("modes")
+                assert_type(modes, list, f"{at}: the model's modes")
+                assert modes and all(m is training for m in modes), (
+                    f"{at}: afterwards the model is in {'training' if modes and modes[0] else 'eval'} mode, expected "
+                    f"{mode} mode, as the caller set it (no model.train() or model.eval() in the step)")
+                assert_equal(step.get("autocast_on"), False, f"{at}: autocast still on after the step (use "
+                             "`with torch.autocast(...)`: on inside the block only)")
+                for k, (p, w) in enumerate(zip(step.get("params") or [], ref["params"])):
+                    assert_tensor(p, w, f"{at}: parameter {k} after the step", atol=1e-5)
 
 
 @pytest.mark.points(1)

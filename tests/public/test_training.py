@@ -87,7 +87,8 @@ def check_checkpoint_calls(got, what: str) -> None:
                              f"save_checkpoint and resume with your load_checkpoint; calls seen: {got.get('calls')})")
 
 
-def run(student, dim, num_layers, batch, steps, optimizer="sgd", lr=0.01, seed=0, mixed_precision=False):
+def run(student, dim, num_layers, batch, steps, optimizer="sgd", lr=0.01, seed=0, mixed_precision=None):
+    """The probe's run and the reference loop's; `mixed_precision` None: not given (train's default, False)."""
     init, w_true = make_init(dim, num_layers, seed), make_target(dim, seed)
     got = student.probe("training.run", init=init, w_true=w_true, dim=dim, num_layers=num_layers, batch=batch,
                         steps=steps, optimizer=optimizer, lr=lr, seed=seed, mixed_precision=mixed_precision)
@@ -110,6 +111,10 @@ def test_train_sgd_matches_reference(student):
     what = "train(deep linear model (8, 2 layers), torch.optim.SGD(lr=0.05), batch 4, 12 steps)"
     check_losses(got["losses"], want, what, RTOL)
     assert_equal(got["batches"], 12, f"{what}: get_batch calls (exactly one per step)")
+    # mixed_precision and device not given: the defaults, False and "cpu" (a float32 step of the loop's own; the
+    # stand-in mixed_precision_step does a float32 step too, so only its calls tell)
+    assert_equal([c for c in got["calls"] if c[0] == "step"], [],
+                 f"{what} without mixed_precision (default False): calls of mixed_precision_step", kind=list)
     for key, value in state.items():
         assert_tensor(got["state"][key], value, f"{what}: final {key}", rtol=RTOL, atol=1e-7)
 
@@ -270,17 +275,23 @@ def test_training_memory_on_cuda(student):
         f"MiB, the lecture's accounting says {predicted / 2**20:.1f} MiB (accepted: 0.9x to 1.2x)")
 
 
+#: step_mfu's default num_steps (its docstring's signature)
+STEP_MFU_DEFAULT_STEPS = 10
+
+
 @pytest.mark.gpu
 @pytest.mark.points(1)
 def test_step_mfu_on_cuda(student):
-    """on the GPU, step_mfu reports a plausible MFU (above 0, at most 1) consistent with its own numbers"""
+    """on the GPU, step_mfu with its defaults (10 steps, "cuda") reports a plausible MFU (above 0, at most 1) consistent with its own numbers"""
     dim, layers, batch = 2048, 4, 1024
     init, w_true = make_init(dim, layers, 4), make_target(dim, 4)
-    got = student.probe("training.mfu", init=init, w_true=w_true, dim=dim, num_layers=layers, batch=batch, steps=10)
+    # num_steps and device not given: the defaults, 10 steps on "cuda"
+    got = student.probe("training.mfu", init=init, w_true=w_true, dim=dim, num_layers=layers, batch=batch, steps=None)
     report = got["report"]
     assert_type(report, dict, "step_mfu's report")
     # one untimed warm-up step, then the num_steps timed ones: one get_batch call each
-    assert_equal(got["batches"], 10 + 1, "get_batch calls made by step_mfu (1 warm-up step + 10 timed steps)")
+    assert_equal(got["batches"], STEP_MFU_DEFAULT_STEPS + 1, "get_batch calls made by step_mfu without num_steps "
+                 f"(1 warm-up step + the default {STEP_MFU_DEFAULT_STEPS} timed steps)")
     params = layers * dim * dim + dim
     flops = 6 * batch * params - 2 * batch * dim * dim  # the rule test_step_flops_match_a_real_step checks
     assert_close(report["flops_per_step"], flops, "step_mfu's flops_per_step", rel=1e-9)

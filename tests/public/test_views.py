@@ -121,14 +121,15 @@ def test_contiguous_strides(student):
 
 
 SAME_STORAGE_OPS = ("self", "slice", "transpose", "view", "clone", "contiguous", "unrelated", "detach",
-                    "from_numpy_twice", "empty_tail", "expand")
+                    "from_numpy_twice", "empty_tail", "expand", "view_dtype")
 
 
 def _same_storage_want(spec, op) -> bool:
     """Facts of torch's ops (tests/kit/test_rule_lists_views_memory.py checks them against torch):
-    views, slices, detach(), from_numpy twice and expand share; clone() and zeros_like never do;
-    view(-1) (flatten() otherwise) and contiguous() return views exactly when x is contiguous."""
-    if op in ("self", "slice", "transpose", "detach", "from_numpy_twice", "empty_tail", "expand"):
+    views, slices, detach(), from_numpy twice, expand and a view with another dtype (x.view(torch.uint8), the
+    docstring's "any other view") share; clone() and zeros_like never do; view(-1) (flatten() otherwise) and
+    contiguous() return views exactly when x is contiguous."""
+    if op in ("self", "slice", "transpose", "detach", "from_numpy_twice", "empty_tail", "expand", "view_dtype"):
         return True
     if op in ("view", "contiguous"):
         return build(spec).is_contiguous()
@@ -137,7 +138,7 @@ def _same_storage_want(spec, op) -> bool:
 
 @pytest.mark.points(1)
 def test_same_storage(student):
-    """same_storage: True for slices, transposes, views, detach(), from_numpy twice; False for copies"""
+    """same_storage: True for slices, transposes, views (another dtype too), detach(), from_numpy twice; False for copies"""
     specs = ({"shape": [4, 6]}, {"shape": [3, 5], "permute": [1, 0]}, {"shape": [6, 5], "slices": [[2, 6, 2], [1, 5, 1]]})
     cases = [(spec, op) for spec in specs for op in SAME_STORAGE_OPS]
     want = [_same_storage_want(spec, op) for spec, op in cases]
