@@ -30,6 +30,7 @@ another file).  Without it the kit is one assignment of every module, as it alwa
     gpu_tests = false                     # default true; false: GPU tests left out of every maximum
     canvas_column = "HW1 (12345)"         # optional: `grader export --canvas` fills this column
     gradescope_title = "HW1: Tensors"     # optional: the Gradescope assignment the bundle is for
+    prairielearn_assessment = "HW1"       # optional: the PrairieLearn assessment (its folder) `grader prairielearn` writes
 
 `load_course` validates the whole file and raises `CourseError` listing every mistake, one line
 each (a TOML syntax error, an unknown key, an unknown module, a module in two assignments or
@@ -77,9 +78,9 @@ _MODULE = re.compile(r"[a-z][a-z0-9_]*")
 _SECTION = re.compile(r"^## (\d+)\. `([a-z_0-9]+)`", re.MULTILINE)
 _IMPL = re.compile(r"\bimpl\.([a-z][a-z0-9_]*)")
 _PROBE_IMPORT = re.compile(r"\btests\.probes\.(_?[a-z][a-z0-9_]*)")
-COURSE_KEYS = {"name"}
+COURSE_KEYS = {"name", "colab_repository", "colab_branch"}  # colab_*: the notebooks' Open in Colab link
 ASSIGNMENT_KEYS = {"name", "title", "modules", "deadline", "late_penalty", "late_cap", "grace", "extensions",
-                   "if_no_time", "gpu_tests", "canvas_column", "gradescope_title"}
+                   "if_no_time", "gpu_tests", "canvas_column", "gradescope_title", "prairielearn_assessment"}
 MARKER_KEYS = {"carried"}  # only in a release's marker (written by `marker`)
 
 
@@ -104,6 +105,7 @@ class Assignment:
     gpu_tests: bool = True
     canvas_column: str | None = None
     gradescope_title: str | None = None
+    prairielearn_assessment: str | None = None
     carried: tuple[str, ...] = ()
     default: bool = False
 
@@ -130,6 +132,8 @@ class Course:
     assignments: tuple[Assignment, ...]
     path: Path | None = None
     release: bool = False  # a release's (or bundle's) marker: one assignment, nothing else
+    colab_repository: str = ""  # "owner/name" on GitHub: the notebooks open in Colab from it (grader.notebooks)
+    colab_branch: str = "main"
 
     def get(self, name: str) -> Assignment | None:
         return next((a for a in self.assignments if a.name == name), None)
@@ -272,7 +276,8 @@ def _check_late(where: str, a: dict[str, Any], base: Path, problems: list[str]) 
         when = deadline if isinstance(deadline, datetime) else parse_time(deadline, "deadline")
     except LateInputError as exc:
         problems.append(f"{where}: {exc}")
-    checks = (("late_penalty", parse_rate), ("late_cap", lambda v: parse_percent(v, "late_cap")),
+    checks = (("late_penalty", lambda v: parse_rate(v, "late_penalty")),
+              ("late_cap", lambda v: parse_percent(v, "late_cap")),
               ("grace", lambda v: parse_duration(v, "grace")))
     if "late_penalty" not in a:
         problems.append(f"{where}: a deadline needs late_penalty (e.g. \"10%/day\"; \"0%/day\" only flags)")
@@ -282,8 +287,8 @@ def _check_late(where: str, a: dict[str, Any], base: Path, problems: list[str]) 
                 if not isinstance(a[key], str):
                     raise LateInputError(f"{key} must be a string such as \"10%/day\", \"50%\" or \"15m\"")
                 parse(a[key])
-            except LateInputError as exc:
-                problems.append(f"{where}: {key}: {exc}")
+            except LateInputError as exc:  # (each message starts with the key)
+                problems.append(f"{where}: {exc}")
     if a.get("if_no_time") not in (None, "no-penalty", "cap"):
         problems.append(f"{where}: if_no_time must be \"no-penalty\" or \"cap\", got {a['if_no_time']!r}")
     if "extensions" in a:
@@ -317,6 +322,12 @@ def parse_course(raw: dict[str, Any], path: Path | None, modules: tuple[str, ...
             problems.append(f"[course]: unknown key {key!r}{_close(key, COURSE_KEYS)}")
     if not isinstance(course.get("name", ""), str):
         problems.append("[course]: name must be a string")
+    if "colab_repository" in course and not (isinstance(course["colab_repository"], str)
+                                             and re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", course["colab_repository"])):
+        problems.append(f"[course]: colab_repository must be a GitHub repository, 'owner/name'; got {course['colab_repository']!r}")
+    if "colab_branch" in course and not (isinstance(course["colab_branch"], str)
+                                         and re.fullmatch(r"[A-Za-z0-9_./-]+", course["colab_branch"])):
+        problems.append(f"[course]: colab_branch must be a branch name; got {course['colab_branch']!r}")
     items = raw.get("assignment", [])
     if not isinstance(items, list) or not items:
         problems.append("no assignment: add at least one [[assignment]] table (name, modules)")
@@ -356,12 +367,15 @@ def parse_course(raw: dict[str, Any], path: Path | None, modules: tuple[str, ...
                 owner[m] = where
         if not isinstance(a.get("gpu_tests", True), bool):
             problems.append(f"{where}: gpu_tests must be true or false, got {a['gpu_tests']!r}")
-        for key in ("title", "canvas_column", "gradescope_title"):
+        for key in ("title", "canvas_column", "gradescope_title", "prairielearn_assessment"):
             if key in a and not isinstance(a[key], str):
                 problems.append(f"{where}: {key} must be a string")
         if isinstance(a.get("canvas_column"), str) and not re.fullmatch(r".+ \(\d+\)", a["canvas_column"]):
             problems.append(f"{where}: canvas_column must be Canvas's column name, 'Name (id)', e.g. "
                             f"'HW1 (12345)'; got {a['canvas_column']!r}")
+        if isinstance(a.get("prairielearn_assessment"), str) and not _NAME.fullmatch(a["prairielearn_assessment"]):
+            problems.append(f"{where}: prairielearn_assessment must be an assessment folder name: letters, digits, "
+                            f"'-' and '_' (e.g. \"HW1\"), got {a['prairielearn_assessment']!r}")
         _check_late(where, a, base, problems)
         carried = tuple(m for m in a.get("carried") or [] if isinstance(m, str)) if release else ()
         deadline = a.get("deadline")
@@ -371,14 +385,16 @@ def parse_course(raw: dict[str, Any], path: Path | None, modules: tuple[str, ...
             late_cap=_text(a.get("late_cap")), grace=_text(a.get("grace")),
             extensions=base / str(a["extensions"]) if "extensions" in a else None, if_no_time=a.get("if_no_time"),
             gpu_tests=a.get("gpu_tests", True) is not False, canvas_column=a.get("canvas_column"),
-            gradescope_title=a.get("gradescope_title"), carried=carried))
+            gradescope_title=a.get("gradescope_title"), prairielearn_assessment=a.get("prairielearn_assessment"),
+            carried=carried))
     if not release and not problems and (root / "solutions").is_dir():
         assignments = _with_carried(assignments, modules, root, problems)
     if len(problems) == 1:
         raise CourseError(f"{where_file}: {problems[0]}")
     if problems:
         raise CourseError(f"{where_file}: {len(problems)} mistakes:\n" + "\n".join(f"  {p}" for p in problems))
-    return Course(name=course.get("name") or "", assignments=tuple(assignments), path=path, release=release)
+    return Course(name=course.get("name") or "", assignments=tuple(assignments), path=path, release=release,
+                  colab_repository=course.get("colab_repository") or "", colab_branch=course.get("colab_branch") or "main")
 
 
 def _with_carried(assignments: list[Assignment], modules: tuple[str, ...], root: Path,
@@ -511,19 +527,21 @@ def cli_results_assignment(name: str | None, folders: Iterable[Path], console: A
                            what: str) -> tuple[int | None, Assignment | None]:
     """For a command on results folders (merge, report, export, classroom-payload): (None, the
     assignment named, or None without a name) when each folder was graded for it; (2, None) after
-    saying why not (no such assignment, a bad course.toml, results of another assignment)."""
+    saying why not (no such assignment, a bad course.toml, a folder that is missing or holds no grades,
+    results of another assignment)."""
     if not name:
         return None, None
     assignment = cli_assignment(name, console, what)
     if assignment is None:
         return 2, None
+    from grader.batch.layout import Layout
+
     for folder in folders:
         got = recorded_in(folder)
-        why = "" if assignment.default else (
-            f"{folder} was graded for assignment {got['assignment']}, not {assignment.name}" if got and
-            got["assignment"] != assignment.name else
-            f"{folder} was graded without --assignment (no course.toml assignment), not for {assignment.name}"
-            if not got and Path(folder).is_dir() else "")
+        why = Layout(Path(folder)).no_grades()  # a typo or a failed run: not the assignment's fault
+        if not why and not assignment.default and got.get("assignment") != assignment.name:
+            why = (f"{folder} was graded for assignment {got['assignment']}, not {assignment.name}" if got else
+                   f"{folder} was graded without --assignment (no course.toml assignment), not for {assignment.name}")
         if why:
             from grader.untrusted import shown_markup
 

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from grader import KIT_ROOT
+from grader import KIT_ROOT, MODULES
 from grader.stubs import BEGIN, END, RELEASE_PATHS, handout_benchmarks, write_assignment
 
 #: The student release's .gitignore: the environment, caches, and every folder the student README
@@ -61,7 +61,9 @@ def build_release(out: Path, assignment: Any = None, course: str = "") -> Path:
         from grader.course_release import write_assignment_release
 
         benchmarks = write_assignment_release(out, assignment, course, KIT_ROOT)
-        shared = [r for r in RELEASE_PATHS if r not in ("tests/probes", "tests/public", "handout.md")]
+        # its own benchmarks only (those its handout names), and not the kit's history (CHANGELOG.md)
+        shared = [r for r in RELEASE_PATHS if r not in ("tests/probes", "tests/public", "handout.md", "CHANGELOG.md")
+                  and not r.startswith("bench/")]
     else:
         write_assignment(out / "assignment")
         benchmarks, shared = handout_benchmarks(), list(RELEASE_PATHS)
@@ -70,6 +72,11 @@ def build_release(out: Path, assignment: Any = None, course: str = "") -> Path:
         src = KIT_ROOT / rel
         if src.exists():
             _copy(src, out / rel)
+    from grader.notebooks.build import colab_setting, write_notebooks
+
+    # the notebook edition (docs/NOTEBOOKS.md): notebooks/<module>.ipynb, from the release's own handout
+    write_notebooks(out, (out / "handout.md").read_text(encoding="utf-8"),
+                    assignment.modules if one else MODULES, colab_setting())
     (out / ".gitignore").write_text(STUDENT_GITIGNORE)
     from grader.integrations.github import WORKFLOW_PATH, write_workflow
 
@@ -109,7 +116,7 @@ def audit_release(out: Path) -> list[str]:
     for forbidden in ("solutions", "tests/hidden", "tests/mutants", "tests/variants", "tests/kit"):
         if (out / forbidden).exists():
             problems.append(f"{forbidden}/ is in the release")
-    texts = {p: p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix in {".py", ".md", ".toml", ".txt", ".yml", ".yaml", ".json"}}
+    texts = {p: p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix in {".py", ".md", ".toml", ".txt", ".yml", ".yaml", ".json", ".ipynb"}}
     for path, text in texts.items():
         if BEGIN in text and path.suffix == ".py" and path.parent.name == "assignment":
             problems.append(f"{path.relative_to(out)} still holds a solution marker")

@@ -35,5 +35,5 @@ orchestration calls the stages, a stage never calls back up.  Sharded and cluste
 
 #: The modules of this package, top down: each imports only modules after it.
 LAYERS = ("grade", "pool", "forkserver", "trusted", "grading", "testrun", "merge", "late_batch", "grades",
-          "late", "gittime", "results", "stage", "discover", "unpack", "archive_headers", "take", "suite", "warm",
+          "late", "gittime", "results", "stage", "discover", "notebook", "unpack", "archive_headers", "take", "suite", "warm",
           "options", "budget", "layout")

@@ -1,6 +1,6 @@
 """Finding the submissions a command line names, their student ids, and their fingerprints.
 
-A submission is a directory, a ``.zip`` or a ``.tar.gz``/``.tgz`` (or a folder of those); the
+A submission is a directory, a ``.zip``, a ``.tar.gz``/``.tgz`` or a ``.ipynb`` (or a folder of those); the
 student id is its name without the extension (see `student_id`: ids are injective, and two
 submissions with the same id are both refused, never one graded in place of the other).
 `fingerprint` is a content hash of what was submitted (a submission already graded for the
@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import MODULES
+from grader.batch.notebook import holds_notebooks, is_notebook, notebook_paths, notebooks_at_top
 from grader.batch.take import SKIP_DIRS
+from grader.notebooks.convert import MAX_NOTEBOOK_BYTES
 from grader.batch.unpack import MAX_MODULE_BYTES, RejectedSubmission, dir_candidates
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
@@ -46,7 +48,7 @@ class Source:
     def kind(self) -> str:
         if self.path.is_dir():
             return "directory"
-        return "zip" if self.path.name.lower().endswith(".zip") else "tar.gz"
+        return "zip" if self.path.name.lower().endswith(".zip") else "notebook" if is_notebook(self.path) else "tar.gz"
 
 
 def is_archive(path: Path) -> bool:
@@ -66,7 +68,7 @@ def student_id(path: Path) -> str:
     start with a spreadsheet formula character (``= + - @``) nor with a dot.
     """
     name = path.name
-    for suffix in ARCHIVE_SUFFIXES:
+    for suffix in (*ARCHIVE_SUFFIXES, ".ipynb"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
             break
@@ -88,6 +90,14 @@ def _candidates_or_all(folder: Path, modules_only: bool = False) -> dict[str, tu
     return {k: v for k, v in found.items() if v[2] in MODULES} if modules_only else found
 
 
+def _modules_near_top(folder: Path) -> bool:
+    """Module files in one of the four layouts near `folder`'s top (`take.layout_of` priorities
+    0-3), or too many entries to tell: a submission of a folder of them.  A module file found only
+    deeper (``a/b/c/memory.py``) makes `folder` a student's own nested folder, not a student."""
+    found = _candidates_or_all(folder, modules_only=True)
+    return found is None or any(prio <= 3 for prio, _, _ in found.values())
+
+
 def _direct_layout(folder: Path) -> bool:
     """Module files right here or in `assignment/` (layouts 1 and 3), as regular files."""
     assignment = folder / "assignment"
@@ -103,23 +113,64 @@ def _direct_layout(folder: Path) -> bool:
 
 
 def _entries(folder: Path) -> list[Path]:
+    """The entries of a folder of submissions: archives, folders and notebooks (``alice_memory.ipynb``)."""
     children = sorted(p for p in folder.iterdir() if not p.name.startswith(".") and p.name not in SKIP_DIRS)
-    return [p for p in children if is_archive(p) or (p.is_dir() and not p.is_symlink())]
+    return [p for p in children if is_archive(p) or is_notebook(p) or (p.is_dir() and not p.is_symlink())]
+
+
+#: A notebook name a release or Jupyter/Colab gives a module's notebook: ``memory.ipynb``,
+#: ``Copy of memory.ipynb``, ``memory (1).ipynb``, ``memory-Copy1.ipynb``.
+_RELEASE_NAME = re.compile(r"(?:Copy of )?(?P<m>[a-z][a-z0-9_]*)(?: \(\d+\)|-Copy\d+)?", re.IGNORECASE)
+
+
+def _notebook_module(name: str) -> tuple[str, bool]:
+    """(the module a notebook's file name names, whether it is a release name); ("", False) for none."""
+    stem = name[: -len(".ipynb")]
+    m = _RELEASE_NAME.fullmatch(stem)
+    if m and m["m"].lower() in MODULES:
+        return m["m"].lower(), True
+    named = [mod for mod in MODULES if mod in stem.lower()]
+    return (max(named, key=len), False) if named else ("", False)
+
+
+def _notebook_kind(folder: Path) -> str:
+    """For notebooks (`grader.batch.notebook`): "submission" (one student's notebooks at the top or
+    in ``notebooks/``), "folder" (notebooks of several students: two named for the same module other
+    than by a release name, ``alice_memory.ipynb`` and ``bob_memory.ipynb``), "ambiguous" (a
+    student's notebooks beside what looks like other students' submissions), or "" (no notebook)."""
+    loose: dict[str, int] = {}
+    own = False
+    for p in (p for p in _entries(folder) if is_notebook(p)):
+        module, release = _notebook_module(p.name)
+        own |= release
+        loose[module] = loose.get(module, 0) + (not release)
+    several = any(n > 1 for m, n in loose.items() if m)
+    own = own or notebooks_at_top(folder / "notebooks") or (sum(loose.values()) > 0 and not several)
+    if not own:
+        return "folder" if several else ""
+    others = any(p.name not in ("notebooks", "assignment") and not is_notebook(p)
+                 and (is_archive(p) or _modules_near_top(p) or holds_notebooks(p)) for p in _entries(folder))
+    return "ambiguous" if others or several else "submission"
 
 
 def classify(folder: Path) -> str:
-    """"submission" or "folder" (of submissions) for a directory given on the command line.
+    """"submission", "folder" (of submissions) or "ambiguous" for a directory given on the command line.
 
-    A submission holds module files at its top or in `assignment/`; a folder holds archives or
-    sub-folders with module files; a folder whose only module files sit one level down
-    (`alice/assignment/...`) is one submission; an empty folder is an (empty) submission.
+    A submission holds module files at its top or in `assignment/`, or one student's notebooks; a
+    folder holds archives, per-student notebooks or sub-folders with module files or notebooks; a
+    folder whose only module files sit one level down (`alice/assignment/...`) is one submission; an
+    empty folder is an (empty) submission.  A folder that holds a student's notebooks beside other
+    students' submissions is "ambiguous": refused, never guessed (two students' files never merge).
     """
     if _direct_layout(folder):
         return "submission"
+    kind = _notebook_kind(folder)
+    if kind:
+        return kind
     entries = _entries(folder)
-    if any(is_archive(p) or _candidates_or_all(p, modules_only=True) != {} for p in entries):
+    if any(is_archive(p) or _modules_near_top(p) or holds_notebooks(p) for p in entries):
         return "folder"
-    if _candidates_or_all(folder, modules_only=True):
+    if _modules_near_top(folder) and _candidates_or_all(folder, modules_only=True):  # (None: too big)
         return "submission"
     return "folder" if entries else "submission"
 
@@ -145,9 +196,10 @@ def _entry_warnings(folder: Path) -> list[str]:
         if p.name.startswith(".") and p.name not in SKIP_DIRS and (is_archive(p) or p.is_dir()):
             out.append(f"{p}: a hidden entry (its name starts with '.'); skipped")
             continue
-        if p.name.startswith(".") or p.name in SKIP_DIRS or is_archive(p) or (p.is_dir() and not p.is_symlink()):
+        if p.name.startswith(".") or p.name in SKIP_DIRS or is_archive(p) or is_notebook(p) or \
+                (p.is_dir() and not p.is_symlink()):
             continue
-        out.append(f"{p}: not a submission (a folder, .zip, .tar.gz or .tgz); skipped")
+        out.append(f"{p}: not a submission (a folder, .zip, .tar.gz, .tgz or .ipynb); skipped")
     return out
 
 
@@ -169,10 +221,15 @@ def discover(paths: Iterable[Path], exclude: Iterable[Path] = ()) -> Discovery:
             result.errors.append(f"{path}: a broken link")
         elif not path.exists():
             result.errors.append(f"{path}: no such file or directory")
-        elif is_archive(path):
+        elif is_archive(path) or is_notebook(path):
             found.append(Source(student_id(path), path))
-        elif path.is_dir() and classify(path) == "submission":
+        elif path.is_dir() and (kind := classify(path)) == "submission":
             found.append(Source(student_id(path), path))
+        elif path.is_dir() and kind == "ambiguous":
+            result.errors.append(f"{path}: holds notebooks of one submission (at its top or in notebooks/) beside "
+                                 "other students' folders, archives or notebooks: is it one student's submission or a "
+                                 "folder of them? Move the notebooks into a student's folder, or name the submissions "
+                                 "one by one")
         elif path.is_dir():
             found.extend(Source(student_id(p), p) for p in _entries(path) if p.resolve() not in skip)
             result.warnings.extend(_entry_warnings(path))
@@ -207,6 +264,17 @@ def fingerprint(source: Source) -> str:
             try:
                 with open(path / key, "rb") as f:
                     h.update(f.read(MAX_MODULE_BYTES + 1))
+            except OSError:
+                h.update(b"<unreadable>")
+        try:
+            notebooks = notebook_paths(path)  # (what grader.batch.notebook may take)
+        except RejectedSubmission:
+            notebooks = {}
+        for key, file in sorted(notebooks.items()):
+            h.update(key.encode() + b"\0")
+            try:
+                with open(file, "rb") as f:
+                    h.update(f.read(MAX_NOTEBOOK_BYTES + 1))
             except OSError:
                 h.update(b"<unreadable>")
     else:

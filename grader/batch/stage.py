@@ -18,6 +18,7 @@ from pathlib import Path
 
 from grader import MODULES
 from grader.batch.discover import Source
+from grader.batch.notebook import is_notebook, notebook_modules
 from grader.batch.take import Record, listed, source_bytes
 from grader.batch.unpack import first_entries, read_submission
 
@@ -57,7 +58,8 @@ def stage(source: Source, dest: Path) -> Staged:
     """
     record = Record()
     path = source.path
-    root, files = read_submission(path, record)
+    root, files = ("", {}) if is_notebook(path) else read_submission(path, record)
+    files.update(notebook_modules(path, files, record))  # notebooks handed in: module files (grader.batch.notebook)
     dest.mkdir(parents=True, exist_ok=False)
     os.chmod(dest, 0o755)
     staged = Staged(folder=dest, layout=listed(root))

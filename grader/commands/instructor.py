@@ -114,6 +114,10 @@ def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
         return code
     try:
         written = write_assignment(KIT_ROOT / "assignment")
+        from grader.notebooks.cells import write_layout
+
+        if write_layout():  # the notebooks' cells (grader/notebooks/layout.json), from the same stubs
+            written.append(KIT_ROOT / "grader" / "notebooks" / "layout.json")
         docs = write_docs()
     except (MarkerError, TotalsError) as exc:
         console.print(f"[red]{exc}[/red]", highlight=False)
@@ -127,7 +131,7 @@ def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
 def cmd_release(args: argparse.Namespace, console: Console) -> int:
     from grader.release import build_release
     from grader.stubs import MarkerError, check_assignment
-    from grader.totals import TotalsError
+    from grader.totals import TotalsError, counted
 
     if (code := needs_instructor_repo("grader release", console)) is not None:
         return code
@@ -140,7 +144,9 @@ def cmd_release(args: argparse.Namespace, console: Console) -> int:
         if args.check:
             from grader.totals_docs import stale_docs
 
-            problems = [f"{p} (run `grader stubs`)" for p in check_assignment()] + stale_docs()
+            from grader.notebooks.build import check_notebooks
+
+            problems = [f"{p} (run `grader stubs`)" for p in check_assignment()] + stale_docs() + check_notebooks()
             for p in problems:
                 console.print(f"[red]{p}[/red]", highlight=False)
             if not problems:
@@ -157,9 +163,11 @@ def cmd_release(args: argparse.Namespace, console: Console) -> int:
         console.print(f"[red]{exc}[/red]", highlight=False)
         return 2
     console.print(f"student release written to {out}" + ("" if assignment.default else
-                  f" (assignment {assignment.name}: {len(assignment.modules)} modules"
+                  f" (assignment {assignment.name}: {counted(len(assignment.modules), 'module')}"
                   + (f", carrying over {', '.join(assignment.carried)}" if assignment.carried else "") + ")"),
                   highlight=False)
+    console.print(f"before you publish it: {out / 'README.md'}, *How to hand in*: keep the way your course collects "
+                  "the work, delete the other and the note for instructors", highlight=False, soft_wrap=True)
     return 0
 
 

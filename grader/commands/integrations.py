@@ -1,8 +1,9 @@
-"""After grading: `grader merge`, `gradescope`, `classroom-payload`, `report`, `similarity`, `export`.
+"""After grading: `grader merge`, `gradescope`, `prairielearn`, `classroom-payload`, `report`, `similarity`, `export`.
 
 Thin wrappers around `grader.batch.merge`, `grader.reports` (class report, similarity) and
-`grader.integrations` (Gradescope bundle, GitHub Classroom payload, Canvas export, the nbgrader
-gradebook that `grade`, `merge` and `combine` can also write: `to_gradebook`).
+`grader.integrations` (Gradescope bundle, PrairieLearn questions and their grader's entrypoint,
+GitHub Classroom payload, Canvas export, the nbgrader gradebook that `grade`, `merge` and
+`combine` can also write: `to_gradebook`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     """`grader merge`, `gradescope`, `classroom-payload`, `report`, `similarity`, `export`."""
     p = sub.add_parser("merge", help="combine a CPU run and a CUDA run of the same submissions")
     p.add_argument("cpu", help="results folder of the CPU run")
-    p.add_argument("gpu", help="results folder of the CUDA run (`grader grade --device cuda`); may be missing")
+    p.add_argument("gpu", nargs="?", help="results folder of the CUDA run (`grader grade --device cuda`); left out: "
+                   "no GPU run, the GPU tests stay pending (a folder named must hold grades)")
     p.add_argument("--out", required=True, help="folder for the merged results.json files and grades.csv")
     p.add_argument("--fail-on-pending", action="store_true", help="exit 1 if any GPU test is still pending")
     p.add_argument("--markdown", metavar="FILE", help="append a markdown score table (e.g. $GITHUB_STEP_SUMMARY)")
@@ -39,6 +41,22 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    "its maximum (its GPU tests left out where they do not count); default: the only one, or the "
                    "whole kit without course.toml")
     p.set_defaults(func=cmd_gradescope)
+
+    p = sub.add_parser("prairielearn", help="PrairieLearn questions (one per module) and their grader image; "
+                                            "--grade ROOT: the image's entrypoint")
+    p.add_argument("out", nargs="?", help="the folder to write the course fragment to (must not exist or be empty)")
+    p.add_argument("--assignment", metavar="NAME", help="this course.toml assignment's modules (its assessment: "
+                   "prairielearn_assessment); default: the only one, or the whole kit without course.toml")
+    p.add_argument("--image", metavar="NAME:TAG", help="the Docker Hub image every info.json names (build and push "
+                   "grader-image/ as it)")
+    p.add_argument("--timeout", type=int, default=None, help="seconds PrairieLearn gives one grading (default 300, at "
+                   "most 600)")
+    p.add_argument("--require", choices=("bubblewrap", "landlock", "rlimits"), default=None,
+                   help="the image refuses to grade with a sandbox weaker than this (see `grader doctor`; default "
+                   "landlock: below it student code could read the hidden tests; rlimits accepts any level)")
+    p.add_argument("--grade", metavar="ROOT", help="grade ROOT/student (laid out as PrairieLearn's /grade) and write "
+                   "ROOT/results/results.json")
+    p.set_defaults(func=cmd_prairielearn)
 
     p = sub.add_parser("classroom-payload", help="one student's results as GitHub Classroom's reporter payload")
     p.add_argument("results", help="a results folder written by `grader merge` (or `grader grade`)")
@@ -118,17 +136,20 @@ def cmd_merge(args: argparse.Namespace, console: Console) -> int:
         return code
     from grader.course import cli_results_assignment
 
-    code, _ = cli_results_assignment(args.assignment, [abspath(args.cpu), abspath(args.gpu)], console, "grader merge")
+    gpu = abspath(args.gpu) if args.gpu else None
+    code, _ = cli_results_assignment(args.assignment, [abspath(args.cpu)] + [gpu] * bool(gpu), console, "grader merge")
     if code is not None:
         return code
     try:
-        results, instructor, merged = merge_runs(abspath(args.cpu), abspath(args.gpu))
+        results, instructor, merged = merge_runs(abspath(args.cpu), gpu)
     except MergeError as exc:
-        console.print(f"[red]{shown_markup(exc, MESSAGE_LIMIT, newlines=True)}[/red]", highlight=False, soft_wrap=True)
+        console.print(f"[red]grader merge: {shown_markup(exc, MESSAGE_LIMIT, newlines=True)}[/red]", highlight=False,
+                      soft_wrap=True)
         return 2
     out = abspath(args.out)
     write_merged(out, results, instructor, merged)
-    render_summary(merged.rows, console, title=f"Merged grades ({merged.filled} GPU test results filled in)")
+    render_summary(merged.rows, console, title=f"Merged grades ({merged.filled} GPU test results filled in)" if gpu
+                   else "Grades (no GPU run given: the GPU tests stay pending)")
     from grader.reports.feedback import write_and_report
 
     write_and_report(out, list(results), console)  # the students' pages of the merged results
@@ -168,6 +189,49 @@ def cmd_gradescope(args: argparse.Namespace, console: Console) -> int:
                                                             "course.toml: gpu_tests = false)")) if no_gpu else
                   "GPU tests: pending on Gradescope (no GPU); grade them yourself with `grader grade --device cuda` "
                   "+ `grader merge` (README: GPU tests), or rebuild with --no-gpu to leave them out", highlight=False)
+    return 0
+
+
+def cmd_prairielearn(args: argparse.Namespace, console: Console) -> int:
+    """The course fragment (`grader.integrations.prairielearn`), or with --grade the entrypoint
+    (`grader.integrations.prairielearn_grade`: exit 0 whenever results.json was written)."""
+    if args.grade:
+        if args.out or args.assignment or args.image or args.timeout is not None:
+            console.print("[red]grader prairielearn --grade ROOT takes no OUT, --assignment, --image or --timeout "
+                          "(the question's tests/question.json says what to grade)[/red]", highlight=False)
+            return 2
+        if not abspath(args.grade).is_dir():
+            console.print(f"[red]grader prairielearn --grade: {escape(args.grade)} is not a folder (PrairieLearn's "
+                          "/grade: student/, tests/, results/)[/red]", highlight=False)
+            return 2
+        from grader.integrations.prairielearn_grade import main as grade_main
+
+        return grade_main(abspath(args.grade), args.require)
+    if not args.out:
+        console.print("[red]grader prairielearn needs OUT (or --grade ROOT)[/red]")
+        return 2
+    if (code := needs_instructor_repo("grader prairielearn", console)) is not None:
+        return code
+    from grader.course import cli_assignment, load_course
+    from grader.integrations.prairielearn import DEFAULT_REQUIRE, DEFAULT_TIMEOUT, FragmentError, build_fragment
+
+    if (assignment := cli_assignment(args.assignment, console, "grader prairielearn")) is None:
+        return 2
+    course = load_course()
+    number = 1 if course is None else 1 + [a.name for a in course.assignments].index(assignment.name)
+    try:
+        made = build_fragment(abspath(args.out), assignment, course.name if course else "", number=number,
+                              image=args.image or "", require=args.require or DEFAULT_REQUIRE,
+                              timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
+    except FragmentError as exc:
+        console.print(f"[red]grader prairielearn: {shown_markup(exc, MESSAGE_LIMIT, newlines=True)}[/red]",
+                      highlight=False, soft_wrap=True)
+        return 2
+    points = sum(p for _, p in made["questions"])
+    console.print(f"PrairieLearn fragment written to {args.out}: {len(made['questions'])} questions ({points} points, "
+                  f"GPU tests left out: PrairieLearn has no GPU), assessment {made['tid']}, image {made['image']} "
+                  "(build and push grader-image/; README.md in the fragment says where each part goes)",
+                  markup=False, highlight=False, soft_wrap=True)
     return 0
 
 
@@ -271,7 +335,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     except ReportError as exc:
         console.print(f"[red]grader report: {shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
         return 2
-    console.print(f"wrote {args.out}: {len(data.students)} submissions, {len(data.tests)} tests"
+    from grader.totals import counted
+
+    console.print(f"wrote {args.out}: {counted(len(data.students), 'submission')}, {counted(len(data.tests), 'test')}"
                   + (f", {len(data.changes)} changed since {args.compare}" if args.compare else ""))
     return 0
 

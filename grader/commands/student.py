@@ -42,8 +42,11 @@ def _check_source(path: str | None):
     from grader.batch.discover import Source, is_archive, student_id
     from grader.target import resolve_target
 
-    if path is not None and str(path) not in ("solutions", "assignment") and is_archive(abspath(path)):
-        folder = abspath(path)  # the archive the student is about to submit
+    from grader.batch.notebook import is_notebook
+
+    if path is not None and str(path) not in ("solutions", "assignment") and (is_archive(abspath(path))
+                                                                          or is_notebook(abspath(path))):
+        folder = abspath(path)  # the archive (or notebook, grader.batch.notebook) the student is about to submit
     else:
         folder = resolve_target(path)
     return Source(student_id(folder), folder)
@@ -91,6 +94,10 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
         except RejectedSubmission as exc:
             console.print(f"[red]{shown_markup(source.path)}: rejected: {shown_markup(exc)}[/red]", highlight=False)
             return 2
+        if source.kind == "notebook" and not staged.files:  # the one input was refused: no table of zeros
+            why = next(iter(staged.not_taken.values()), "no answer cell of this release in it")
+            console.print(f"[red]{shown_markup(source.path)}: not graded: {shown_markup(why)}[/red]", highlight=False)
+            return 2
         console.print(f"Checking {shown_markup(source.path)} with the {kind} tests (kit {kit_version()}; files staged "
                       "as `grader grade` takes them)", highlight=False)
         for line in _staging_lines(staged, modules):
@@ -109,11 +116,13 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
 def _staging_lines(staged, modules: tuple[str, ...]) -> list[str]:
     from grader.batch.stage import source_description
 
-    lines = source_description(staged)
+    lines = source_description(staged) + [f"Note: {n}" for n in staged.notes]  # (a notebook's: what was not graded)
     refused = {k.rsplit("/", 1)[-1].removesuffix(".py") for k in staged.not_taken}
     missing = [m for m in staged.missing if m in modules and m not in refused]  # those are named above
     if staged.empty:
-        lines.append("No module file found (expected assignment/<module>.py): everything is not attempted.")
+        from grader.batch.take import WHERE_LOOKED
+
+        lines.append(f"No module file found ({WHERE_LOOKED}): everything is not attempted.")
     elif missing:
         lines.append("Missing files (graded as not attempted): " + ", ".join(m + ".py" for m in missing))
     return lines
@@ -123,7 +132,7 @@ def _report(args: argparse.Namespace, records: list[dict], console: Console, *, 
             results: dict | None = None) -> int:
     from grader.report import render_check
 
-    render_check(records, console)
+    render_check(records, console, every_test=bool(args.module))  # --module: every test, passed ones too
     if args.html:  # the feedback page, from the results.json `grader grade` wrote (or would write)
         from grader.reports.feedback import write_feedback
         from grader.batch.results import build_results
