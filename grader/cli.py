@@ -2,7 +2,7 @@
 
 One module per command family: `grader.commands.student` (check), `grader.commands.instructor`
 (stubs, release, validate, grade, doctor), `grader.commands.authoring` (new-module),
-`grader.commands.integrations` (merge, gradescope,
+`grader.commands.integrations` (merge, gradescope, prairielearn,
 classroom-payload, report, similarity, export) and `grader.cluster.commands` (grade --shard,
 combine, slurm, actions).  Each registers its subcommands on the parser built here, in the
 order `grader --help` lists them.
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     student.add_parsers(sub)  # check
     instructor.add_parsers(sub)  # stubs, release, validate, grade
     authoring.add_parsers(sub)  # new-module
-    integrations.add_parsers(sub)  # merge, gradescope, classroom-payload, report, similarity, export
+    integrations.add_parsers(sub)  # merge, gradescope, prairielearn, classroom-payload, report, similarity, export
     from grader.cluster.commands import add_parsers as _add_cluster_parsers  # grade --shard, combine, slurm, actions
 
     _add_cluster_parsers(sub)

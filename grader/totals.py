@@ -187,6 +187,11 @@ def totals(modules: tuple[str, ...], root: Path | None = None, *, gpu_tests: boo
     return Totals(each if gpu_tests else tuple(m.without_gpu() for m in each))
 
 
+def counted(n: float, noun: str) -> str:
+    """``1 point``, ``2.5 points``, ``0 modules``: `n` (as %g) and `noun`, plural unless n is 1."""
+    return f"{n:g} {noun}{'' if n == 1 else 's'}"
+
+
 def count_word(n: int, like: str = "twelve") -> str:
     """`n` written as `like` is: a word ("Twelve", "twelve") or digits."""
     if like.isdigit() or n >= len(WORDS):

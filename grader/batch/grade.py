@@ -55,7 +55,7 @@ from grader.batch.layout import Layout, write_atomic
 from grader.batch.options import BatchResult, GradeOptions, Outcome, UsageError
 from grader.batch.pool import run_pool
 from grader.batch.results import load_results
-from grader.batch.suite import suite_digest
+from grader.batch.suite import suite_digest, suite_settings, why_regraded
 from grader.untrusted import shown, shown_markup
 
 
@@ -70,12 +70,20 @@ def _pid_alive(pid: int) -> bool:
 
 
 def clean_stale_temp() -> None:
-    """Remove work folders left by grader processes that were killed (their pid is gone)."""
+    """Remove work folders left by grader processes that were killed (their owner's pid is gone: the
+    folder's owner file, `grader.sandbox.scratch.owned_tempdir`; in older names, the pid after the prefix)."""
+    from grader.sandbox.scratch import owner_alive
+
     tmp = Path(tempfile.gettempdir())
-    for prefix in ("kit-grade-", "kit-bundle-", "kit-sandbox-tmp-", "kit-inbox-"):
+    for prefix in ("kit-grade-", "kit-progress-", "kit-bundle-", "kit-sandbox-tmp-", "kit-inbox-"):
         for d in tmp.glob(prefix + "*"):
+            if not d.is_dir() or d.is_symlink() or d.stat().st_uid != os.geteuid():
+                continue
+            alive = owner_alive(d)
             parts = d.name[len(prefix):].split("-")
-            if parts and parts[0].isdigit() and not _pid_alive(int(parts[0])):
+            if alive is None and parts and parts[0].isdigit():
+                alive = _pid_alive(int(parts[0]))
+            if alive is False:
                 shutil.rmtree(d, ignore_errors=True)
 
 
@@ -85,19 +93,48 @@ def already_graded(source: Source, out: Path, options: GradeOptions) -> dict[str
     """The existing results.json when it is complete and for this very submission, graded by this very
     suite with these settings (`grader.batch.suite`: the tests', probes' and grader's bytes, the
     settings that change a verdict), else None."""
+    return earlier_grade(source, out, options)[0]
+
+
+def earlier_grade(source: Source, out: Path, options: GradeOptions,
+                  last: Any = None) -> tuple[dict[str, Any] | None, str]:
+    """(`already_graded`'s document, "") when it is kept; else (None, why it is graded again), the why
+    "" for a submission never graded here.  `last`: the previous batch's ``instructor/suite.json``."""
     layout = Layout(out)
+    if not layout.results(source.student).exists() and not layout.instructor(source.student).exists():
+        return None, ""
     doc = load_results(layout.results(source.student))
-    if doc is None:
-        return None
     try:
         instructor = json.loads(layout.instructor(source.student).read_text())
     except (OSError, ValueError):
-        return None
-    if not options.suite or not isinstance(instructor, dict) or instructor.get("suite") != options.suite:
-        return None  # another suite, other settings (--device, --module, a new test...): grade again
+        instructor = None
+    if doc is None or not isinstance(instructor, dict):
+        return None, "its earlier results are incomplete (an interrupted batch)"
+    if not options.suite or instructor.get("suite") != options.suite:
+        # another suite, other settings (--device, --module, a new test...): grade again
+        return None, why_regraded(instructor.get("suite"), last, options.suite, suite_settings(options))
     if doc["extra_data"].get("submission", {}).get("sha256") != fingerprint(source):
-        return None
-    return doc
+        return None, "the submission's files changed"
+    return doc, ""
+
+
+def _say_regrades(regraded: dict[str, list[str]], console: Any) -> None:
+    """One line per reason a result graded before is graded again."""
+    for why, students in sorted(regraded.items()):
+        names = ", ".join(shown_markup(s) for s in students[:8]) + (f" and {len(students) - 8} more"
+                                                                     if len(students) > 8 else "")
+        console.print(f"[yellow]regrading {len(students)} graded before ({shown_markup(why)}): {names}[/yellow]",
+                      highlight=False, soft_wrap=True)
+
+
+def _say_renamed(sources: list[Source], console: Any) -> None:
+    """Each submission whose name is not its student id (`grader.batch.discover.student_id`), once."""
+    renamed = [s for s in sources if "~" in s.student]  # (never in a name kept as its own id)
+    if renamed:
+        console.print(f"{len(renamed)} submission name(s) made into safe student ids (the folders under "
+                      "students/ and grades.csv use the id):", highlight=False)
+    for s in renamed:
+        console.print(f"  {shown_markup(s.path.name)} -> {shown_markup(s.student)}", highlight=False, soft_wrap=True)
 
 
 def grade(paths: list[Path], options: GradeOptions, console: Any = None,
@@ -148,28 +185,47 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
         result.outcomes.append(Outcome(src.student, "refused", message=why))
     sources = found.sources
     todo: list[Source] = []
+    regraded: dict[str, list[str]] = {}
+    try:
+        last = json.loads((out / "instructor" / "suite.json").read_text())
+    except (OSError, ValueError):
+        last = None
     for src in sources:
-        if not options.force and already_graded(src, out, options) is not None:
+        doc, why = earlier_grade(src, out, options, last)
+        if doc is not None and not options.force:
             result.outcomes.append(Outcome(src.student, "kept"))
-        else:
-            todo.append(src)
+            continue
+        todo.append(src)
+        if doc is not None or why:
+            regraded.setdefault(why or "--force", []).append(src.student)
+    old_grades = layout.grades.read_text(encoding="utf-8") if layout.grades.is_file() else ""
+    staging = layout.stash_previous()
+    write_atomic(out / "instructor" / "suite.json",
+                 json.dumps({"suite": options.suite, "settings": suite_settings(options)}, indent=1) + "\n")
     kept = len(sources) - len(todo)
     console.print(f"{len(sources)} submission(s): {len(todo)} to grade"
                   + (f", {kept} already graded (--force regrades)" if kept else "")
                   + (f", {len(found.refused)} refused (colliding student ids)" if found.refused else "")
                   + f"; kit {kit_version()}, {options.jobs} job(s)", highlight=False, soft_wrap=True)
+    _say_regrades(regraded, console)
     if options.hidden and not any((KIT_ROOT / "tests" / "hidden").glob("test_*.py")):
         console.print("public tests only: the hidden tests are not in this copy of the kit", highlight=False)
     join = run_pool(todo, options, console, result) if todo else None
     try:  # the reports are written while the pool's processes end
         from grader.batch.late_batch import apply_policy  # `late` (a grader.batch.late.LatePolicy, or None) sets the final scores
 
-        apply_policy(late, sources, layout, console)
+        apply_policy(late, sources, layout, console, refused=[src for src, _ in found.refused])
         # grades.csv and the summary cover every submission of this batch, refused ones included
         errors = {o.student: o.message for o in result.outcomes if o.status == "error"}
         result.rows = batch_rows(layout, [src.student for src in sources], errors,
                                  [(src.student, why) for src, why in found.refused])
         write_atomic(layout.grades, grades_csv(result.rows, options.modules if options.assignment else None))
+        if layout.keep_previous(staging, old_grades):
+            console.print(f"the grades before this batch are kept in {shown_markup(layout.previous)} (`grader report "
+                          f"{shown_markup(layout.out)} --out report.html --compare {shown_markup(layout.previous)}`)",
+                          highlight=False, soft_wrap=True)
+        elif regraded:
+            console.print("no grade changed (grades.csv as before this batch)", highlight=False)
         render_summary(result.rows, console)
         from grader.reports.feedback import write_and_report  # the final results.json, new or changed ones
 
@@ -184,6 +240,7 @@ def grade(paths: list[Path], options: GradeOptions, console: Any = None,
                       highlight=False, soft_wrap=True)
         if result.warning:
             console.print(f"[bold red]{result.warning}[/bold red]", highlight=False)
+        _say_renamed(sources + [src for src, _ in found.refused], console)
         if late is not None:  # last and loud: each submission whose time is unknown, for the instructor to decide
             from grader.batch.late_batch import list_unknown_times
 

@@ -15,6 +15,7 @@ from grader import MODULES
 from grader.batch.late import csv_cells as late_cells
 from grader.batch.layout import Layout
 from grader.batch.results import load_results
+from grader.batch.take import WHERE_LOOKED
 from grader.untrusted import shown_markup, spreadsheet_cell
 
 
@@ -39,7 +40,7 @@ def grade_row(student: str, doc: dict[str, Any] | None, error: str = "") -> dict
     extra = doc.get("extra_data", {})
     modules = extra.get("modules", {})
     status = extra.get("status", "graded")
-    word = {"graded": "graded", "empty": "empty: no module file in the submission",
+    word = {"graded": "graded", "empty": f"empty: no module file in the submission ({WHERE_LOOKED})",
             "partial": f"partial: {extra.get('reason', '')}"}.get(status, f"rejected: {extra.get('reason', '')}")
     return {
         "student": student,

@@ -89,15 +89,16 @@ def parse_duration(text: str, what: str = "duration") -> timedelta:
     return timedelta(weeks=w, days=d, hours=h, minutes=mi, seconds=s)
 
 
-def parse_rate(text: str) -> tuple[float, str]:
-    """``10%/day`` -> (10.0, "day"); ``2%/hour`` -> (2.0, "hour")."""
+def parse_rate(text: str, what: str = "--late-penalty") -> tuple[float, str]:
+    """``10%/day`` -> (10.0, "day"); ``2%/hour`` -> (2.0, "hour").  `what` names where it was written
+    (the flag, or course.toml's ``late_penalty``) in the error."""
     m = _RATE.fullmatch((text or "").strip().lower())
     if m is None:
-        raise LateInputError(f"--late-penalty: {_q(text)} is not a rate: write a percentage per day or per hour, "
+        raise LateInputError(f"{what}: {_q(text)} is not a rate: write a percentage per day or per hour, "
                              "e.g. 10%/day or 2%/hour")
     rate = float(m.group(1))
     if rate > 100:
-        raise LateInputError(f"--late-penalty: {_q(text)} is more than 100% per {m.group(2)}")
+        raise LateInputError(f"{what}: {_q(text)} is more than 100% per {m.group(2)}")
     return rate, m.group(2)
 
 

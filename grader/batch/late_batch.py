@@ -28,9 +28,18 @@ def graded_files(doc: dict[str, Any]) -> list[str]:
     return sorted(str(root / f"{name}.py") for name in names)
 
 
-def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any, console: Any) -> dict[str, int]:
+def _keys(src: Any) -> list[str]:
+    """The names a row of --submitted-at or --extensions may give a submission: its id, its name."""
+    name = Path(src.path).name
+    return [src.student, next((name[:-len(x)] for x in (".tar.gz", ".tgz", ".zip") if name.endswith(x)), name)]
+
+
+def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any, console: Any,
+                 refused: Iterable[Any] = ()) -> dict[str, int]:
     """Apply `policy` to the results.json of every source of a batch (or remove an earlier run's
     late data, `policy` None: results reflect this command line).  Returns counts by status.
+    `refused`: the batch's submissions refused before grading (colliding ids): their rows are
+    said to be unused for that reason, not as "not in this batch".
 
     Prints one line per late submission, and git's own words where it could not date one; the
     submissions with no known time are listed last by `list_unknown_times`."""
@@ -51,8 +60,7 @@ def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any,
             write_json(path, apply(doc, None))
             counts["removed"] = counts.get("removed", 0) + 1
             continue
-        name = Path(src.path).name
-        keys = [src.student, next((name[:-len(x)] for x in (".tar.gz", ".tgz", ".zip") if name.endswith(x)), name)]
+        keys = _keys(src)
         key = next((k for k in keys if policy.times and k in policy.times), None)
         ext_key = next((k for k in keys if k in policy.extensions), None)
         used.update(k for k in (key, ext_key) if k)
@@ -83,10 +91,16 @@ def apply_policy(policy: LatePolicy | None, sources: Iterable[Any], layout: Any,
                           "earlier result(s)[/yellow]", highlight=False)
         return counts
     unused = sorted(set(policy.times or {}) - used) + sorted(set(policy.extensions) - used)
+    of_refused = [u for u in unused if any(u in _keys(src) for src in refused)]
+    unused = [u for u in unused if u not in of_refused]
     console.print(f"late policy ({shown(policy.describe())}): " + ", ".join(
         f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items())), highlight=False, markup=False)
     for line in lines:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if of_refused:
+        console.print("[yellow]late policy: not applied to refused submissions (colliding ids, not graded): "
+                      + ", ".join(shown_markup(u) for u in dict.fromkeys(of_refused)) + "[/yellow]",
+                      highlight=False, soft_wrap=True)
     if unused:
         console.print("[yellow]late policy: not in this batch (ignored): " + ", ".join(shown_markup(u) for u in unused)
                       + "[/yellow]", highlight=False, soft_wrap=True)

@@ -17,6 +17,10 @@ batch's own files, because every per-student file sits one level below a fixed n
     DIR/instructor/logs/worker-<n>.log              instructor-only: the trusted workers' pytest
                                                     output, i.e. full tracebacks of every failed
                                                     test of every student, hidden tests included
+    DIR/instructor/previous/                        instructor-only: grades.csv and results.json
+                                                    files as they were before the last batch that
+                                                    changed them (`grader report DIR --compare`)
+    DIR/instructor/suite.json                       what graded the last batch (`grader.batch.suite`)
 
 `DIR/students/` can be handed to students as is; nothing under `DIR/instructor/` may be.
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +88,55 @@ class Layout:
     def is_old_layout(self) -> bool:
         """A results folder written by a kit before this layout (DIR/<id>/results.json)."""
         return not self.students_dir.is_dir() and any(self.out.glob(f"*/{RESULTS}"))
+
+    @property
+    def previous(self) -> Path:
+        """The grades before the last batch that changed them (`stash_previous`): a results folder of
+        its own (grades.csv, students/<id>/results.json) for `grader report DIR --compare`."""
+        return self.out / "instructor" / "previous"
+
+    def stash_previous(self) -> Path | None:
+        """Before a batch rewrites this folder: its grades.csv and each student's results.json into
+        a staging folder (None when there is no grades.csv yet), hard-linked, so that a class costs
+        no copy: every file here is replaced (`write_atomic`), never rewritten in place, so a link
+        keeps the old bytes.  `keep_previous` then keeps or drops it."""
+        if not self.grades.is_file():
+            return None
+        staging = self.out / "instructor" / ".previous-new"
+        shutil.rmtree(staging, ignore_errors=True)
+        target = Layout(staging)
+        for src, dst in [(self.grades, target.grades)] + [(self.results(s), target.results(s))
+                                                          for s in self.students() if self.results(s).is_file()]:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(src, dst)
+            except OSError:  # a file system without hard links
+                shutil.copy2(src, dst)
+        return staging
+
+    def keep_previous(self, staging: Path | None, old_grades: str) -> bool:
+        """Make `staging` the previous grades when this batch changed grades.csv (`old_grades`: its text
+        before), else drop it (a rerun that changed nothing keeps the grades before it).  True if kept."""
+        if staging is None:
+            return False
+        if self.grades.read_text(encoding="utf-8") == old_grades:
+            shutil.rmtree(staging, ignore_errors=True)
+            return False
+        shutil.rmtree(self.previous, ignore_errors=True)
+        os.replace(staging, self.previous)
+        return True
+
+    def no_grades(self) -> str:
+        """Why this folder cannot be read as results ("" when some student's results.json is there):
+        it does not exist (a typo), or the run that wrote it graded nobody (a failed run)."""
+        if not self.out.is_dir():
+            return (f"{self.out}: no such results folder (a typo? `grader grade ... --out DIR` writes one)"
+                    if not self.out.exists() else f"{self.out} is not a folder")
+        if self.is_old_layout() or any(self.results(s).is_file() for s in self.students()):
+            return ""
+        logs = f"; see {self.logs}" if self.logs.is_dir() else ""
+        return (f"{self.out} holds no grades (no students/<id>/results.json): the run that wrote it graded "
+                f"nobody, e.g. a `--device cuda` run on a machine without CUDA{logs}")
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -39,11 +39,12 @@ class MergeResult:
 
 
 def _load(folder: Path) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
-    """student -> (results.json, instructor.json) for every graded student in a results folder."""
+    """student -> (results.json, instructor.json) for every graded student in a results folder;
+    a folder that does not exist or holds no grades (a typo, a failed run) is refused."""
     runs = {}
-    if not folder.is_dir():
-        raise MergeError(f"{folder} is not a results folder")
     layout = Layout(folder)
+    if why := layout.no_grades():
+        raise MergeError(why)
     if layout.is_old_layout():
         raise MergeError(f"{folder} holds results of an older kit (DIR/<student>/results.json): grade again")
     for student in layout.students():
@@ -61,10 +62,13 @@ def _identity(results: dict[str, Any]) -> tuple[str, str]:
     return str(extra.get("kit_version")), str(extra.get("submission", {}).get("sha256"))
 
 
-def merge_runs(cpu_dir: Path, gpu_dir: Path) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], MergeResult]:
-    """Merged (results, instructor) documents per student; raises MergeError on a mismatch."""
+def merge_runs(cpu_dir: Path, gpu_dir: Path | None) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]],
+                                                              MergeResult]:
+    """Merged (results, instructor) documents per student; raises MergeError on a mismatch, or on a
+    folder that does not exist or holds no grades.  `gpu_dir` None: no GPU run, every GPU test stays
+    pending (the student workflow: the summary table and the feedback pages only)."""
     cpu = _load(cpu_dir)
-    gpu = _load(gpu_dir) if gpu_dir.exists() else {}  # no GPU run at all: everything GPU stays pending
+    gpu = _load(gpu_dir) if gpu_dir is not None else {}
     if not cpu:
         raise MergeError(f"no graded submissions in {cpu_dir}")
     unknown = sorted(set(gpu) - set(cpu))
@@ -126,7 +130,8 @@ def merge_runs(cpu_dir: Path, gpu_dir: Path) -> tuple[dict[str, dict[str, Any]],
                 raise MergeError(f"{student}: {cpu_dir}: {exc}") from None
         merged_results[student] = doc
         gpu_instructor = gpu.get(student, ({}, {}))[1]
-        merged_instructor[student] = {**instructor, "records": records, "merged_from": [str(cpu_dir), str(gpu_dir)],
+        merged_instructor[student] = {**instructor, "records": records,
+                                      "merged_from": [str(d) for d in (cpu_dir, gpu_dir) if d],
                                       **({"gpu_sandbox": gpu_instructor["sandbox"]} if "sandbox" in gpu_instructor
                                          else {})}
         result.rows.append(grade_row(student, doc))

@@ -40,12 +40,18 @@ from pathlib import Path
 from typing import Any
 
 from grader import MODULES
+from grader.batch.take import WHERE_LOOKED
 from grader.scoring import score, totals
+from grader.totals import counted
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 HIDDEN_VISIBILITY = "after_published"
 #: The only sandbox facts a student's results.json may carry: the grader's own choices.
 SANDBOX_PUBLIC_KEYS = ("launcher", "layers", "warning")
+
+
+def _are(n: float) -> str:
+    return "is" if n == 1 else "are"
 
 
 def _pts(x: float) -> str:
@@ -69,10 +75,10 @@ def test_entry(record: dict[str, Any], number: str, ran: str) -> dict[str, Any]:
                  *(["pending"] if status == "pending" else [])],
     }
     if status == "pending" and not record.get("gpu"):  # (`grader check` off Linux: checked only when graded)
-        entry["output"] = f"pending: {message} (its {_pts(points)} points are neither given nor lost here)"
+        entry["output"] = f"pending: {message} (its {counted(points, 'point')} {_are(points)} neither given nor lost here)"
     elif status == "pending":
-        entry["output"] = (f"pending: needs CUDA; this test runs on a GPU machine (the course staff grade it) and its {_pts(points)} "
-                           "points are merged in later (neither given nor lost yet)")
+        entry["output"] = (f"pending: needs CUDA; this test runs on a GPU machine (the course staff grade it) and its "
+                           f"{counted(points, 'point')} {_are(points)} merged in later (neither given nor lost yet)")
     else:
         entry["status"] = "passed" if status == "passed" else "failed"
         if hidden:
@@ -107,10 +113,11 @@ def summary_lines(table: dict[str, Any], *, status: str = "graded", reason: str 
         lines.append("The tests that ended before then score as usual; the others are marked not graded.")
     elif status == "empty":
         held = submission.get("seen") or []
-        lines.append("Your submission is empty: it holds no module file (expected assignment/<module>.py)"
+        lines.append(f"Your submission is empty: it holds no module file ({WHERE_LOOKED})"
                      + (f"; it holds: {', '.join(held)}" if held else "") + ". Nothing was run.")
     lines.append(f"Score: {_pts(earned)} / {_pts(possible + pending)} points"
-                 + (f" ({_pts(pending)} points of GPU tests pending: graded on a GPU machine by the course staff)" if pending else ""))
+                 + (f" ({counted(pending, 'point')} of GPU tests pending: graded on a GPU machine by the course staff)"
+                    if pending else ""))
     width = max([len(m) for m in table] + [6])
     lines.append(f"  {'module':<{width}}  {'points':>9}  {'pending points':>14}  tests not attempted")
     for m, sc in table.items():
@@ -122,7 +129,7 @@ def summary_lines(table: dict[str, Any], *, status: str = "graded", reason: str 
         refused = {k.rsplit("/", 1)[-1].removesuffix(".py") for k in (submission.get("not_taken") or {})}
         missing = [m for m in submission.get("missing") or [] if m not in refused]  # those are named below
         if "files" in submission and not submission["files"]:
-            lines.append("No module file was taken from the submission (expected assignment/<module>.py): "
+            lines.append(f"No module file was taken from the submission ({WHERE_LOOKED}): "
                          "everything is graded as not attempted.")
         elif missing:
             lines.append(f"Missing files (graded as not attempted): {', '.join(m + '.py' for m in missing)}")

@@ -48,14 +48,32 @@ def suite_digest(options: Any, root: Path = KIT_ROOT) -> str:
         data = path.read_bytes()
         h.update(f"{path.relative_to(root).as_posix()}\0{len(data)}\0".encode())
         h.update(data)
-    settings = {"modules": list(options.modules), "hidden": options.hidden, "device": options.device,
-                "launcher": options.launcher, "call_timeout": options.call_timeout,
-                "import_timeout": options.import_timeout, "memory_mb": options.memory_mb,
-                "submission_budget": options.submission_budget, "worker_memory_mb": options.worker_memory_mb,
-                "assignment": options.assignment, "gpu_tests": options.gpu_tests,
-                "python": platform.python_version(), "torch": torch_version()}
-    h.update(json.dumps(settings, sort_keys=True).encode())
+    h.update(json.dumps(suite_settings(options), sort_keys=True).encode())
     return h.hexdigest()
+
+
+def suite_settings(options: Any) -> dict[str, Any]:
+    """The settings part of the digest (written beside it, in ``instructor/suite.json``, so that the
+    next batch can say which of them changed: `why_regraded`)."""
+    return {"modules": list(options.modules), "hidden": options.hidden, "device": options.device,
+            "launcher": options.launcher, "call_timeout": options.call_timeout,
+            "import_timeout": options.import_timeout, "memory_mb": options.memory_mb,
+            "submission_budget": options.submission_budget, "worker_memory_mb": options.worker_memory_mb,
+            "assignment": options.assignment, "gpu_tests": options.gpu_tests,
+            "python": platform.python_version(), "torch": torch_version()}
+
+
+def why_regraded(graded_by: Any, last: Any, digest: str, settings: dict[str, Any]) -> str:
+    """Why a result graded by the suite `graded_by` is not kept under `digest`/`settings`, in words;
+    `last` is the previous batch's ``instructor/suite.json`` ({"suite", "settings"}), or None."""
+    if not isinstance(last, dict) or last.get("suite") != graded_by or not isinstance(last.get("settings"), dict):
+        return "graded by an earlier suite or other settings"
+    before = last["settings"]
+    changed = [f"{k} {before.get(k)!r} -> {settings.get(k)!r}" for k in sorted(set(before) | set(settings))
+               if before.get(k) != settings.get(k)]
+    if changed:
+        return "settings changed: " + ", ".join(changed)
+    return "the tests, probes or grader changed since it was graded"
 
 
 def torch_version() -> str:

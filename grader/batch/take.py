@@ -10,6 +10,8 @@ files are looked for, in this order, under one root:
 2. ``<folder>/assignment/<module>.py``         (a zipped release folder, e.g. alice/assignment/)
 3. ``<module>.py``                             (just the module files)
 4. ``<folder>/<module>.py``                    (a zipped assignment folder)
+5. deeper, up to `MAX_NEST` folders: ``Downloads/hw1/assignment/<module>.py``, ``a/b/<module>.py``
+   (a shallower root first; at one depth, a folder named ``assignment`` first)
 
 The first layout that holds at least one module file wins, and all files are taken from that
 single root (never mixed).  A module file that is missing grades as not attempted; a file
@@ -62,6 +64,12 @@ MAX_PATH_CHARS = 512
 #: Entries of each list staging records about a submission (files not taken, notes), and the
 #: characters of each name and of each reason or note as recorded (`Record`).
 MAX_LISTED, NAME_LIMIT, REASON_LIMIT = 20, 200, 300
+#: Folders above a module file that is still found (``Downloads/hw1/assignment/memory.py``: 3):
+#: a student zips the folder they worked in, wherever it sat.  Deeper ones are not looked for.
+MAX_NEST = 4
+#: Where module files are looked for, as said to a student whose submission holds none.
+WHERE_LOOKED = (f"looked for <module>.py (e.g. memory.py) at the top, in assignment/, and in folders up to "
+                f"{MAX_NEST} deep")
 
 
 def listed(name: str) -> str:
@@ -131,6 +139,8 @@ def layout_of(path: PurePosixPath) -> tuple[int, str, str] | None:
         return (2, ".", name)
     if len(parts) == 2:
         return (3, parts[0], name)
+    if len(parts) - 1 <= MAX_NEST:  # deeper: shallower first, then `assignment/` first at one depth
+        return (2 * (len(parts) - 1) + (parts[-2] != "assignment"), "/".join(parts[:-1]), name)
     return None
 
 

@@ -29,11 +29,12 @@ import struct
 import tarfile
 import zipfile
 import zlib
+from collections import deque
 from pathlib import Path, PurePosixPath
 
 from grader import MODULES
 from grader.batch.archive_headers import ArchiveRefused, BoundedTarInfo, zip_directory_bounded
-from grader.batch.take import REASON_LIMIT, SKIP_DIRS, Record, choose, layout_of, listed, too_long
+from grader.batch.take import MAX_NEST, REASON_LIMIT, SKIP_DIRS, Record, choose, layout_of, listed, too_long
 from grader.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES, size_words
 from grader.untrusted import shown
 
@@ -42,7 +43,11 @@ MAX_MEMBERS = 20_000  # entries in an archive (or files walked in a directory)
 MAX_UNPACKED_BYTES = 512 * 2**20  # declared/decompressed total of an archive
 MAX_MODULE_BYTES = MAX_FILE_BYTES  # one module or helper file (what the static checks parse at most)
 MAX_SOURCE_BYTES = MAX_TOTAL_BYTES  # the files taken, together
-MAX_DIR_DEPTH = 3  # how deep a directory submission is searched
+MAX_DIR_DEPTH = 3  # how deep a directory submission is searched, over MAX_MEMBERS entries rejected (its top is 1)
+#: Where that finds no module file, a second search down to `MAX_NEST` folders, with a budget of
+#: MAX_MEMBERS entries of its own that, once spent, ends the search (what it found stands) and rejects
+#: nothing: a folder of 30,000 images three levels down was never a reason to refuse a submission.
+MAX_DEEP_DEPTH = MAX_NEST + 1
 
 
 class RejectedSubmission(Exception):
@@ -132,35 +137,55 @@ def read_submission(path: Path, record: Record) -> tuple[str, dict[str, bytes]]:
 def dir_candidates(folder: Path, links: dict[str, str] | None = None) -> dict[str, tuple[int, str, str]]:
     """The regular ``.py`` files at layout positions (key: relative path).  Symlinks at those
     positions (and a symlinked ``assignment/`` folder) are never followed; they are recorded in
-    `links` (relative path -> why not taken) when given."""
+    `links` (relative path -> why not taken) when given.  Searched `MAX_DIR_DEPTH` deep, then, where
+    that holds no module file, `MAX_DEEP_DEPTH` deep within a budget of its own (see there)."""
     out: dict[str, tuple[int, str, str]] = {}
     count = 0
 
-    def walk(d: Path, rel: PurePosixPath, depth: int) -> None:
-        nonlocal count
-        try:
-            entries = sorted(os.scandir(d), key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in entries:
-            count += 1
-            if count > MAX_MEMBERS:
-                raise RejectedSubmission(f"the folder holds more than {MAX_MEMBERS} entries")
-            sub = rel / entry.name
-            if entry.is_dir(follow_symlinks=False):
-                if depth < MAX_DIR_DEPTH and entry.name not in SKIP_DIRS:
-                    walk(Path(entry.path), sub, depth + 1)
-            elif entry.is_file(follow_symlinks=False):
-                layout = layout_of(sub)
-                if layout is not None:
-                    out[str(sub)] = layout
-            elif entry.is_symlink() and links is not None:
-                if entry.name == "assignment" and depth <= 2:
-                    links[f"{sub}/"] = "a symlink to a folder (never followed; only regular files are taken)"
-                elif layout_of(sub) is not None and layout_of(sub)[2] in MODULES:
-                    links[str(sub)] = "a symlink (only regular files are taken)"
+    class _Spent(Exception):
+        """The deeper search's budget is spent."""
 
-    walk(folder, PurePosixPath(), 1)
+    def walk(deepest: int) -> None:  # breadth first: a level's entries before any deeper one's
+        nonlocal count
+        queue = deque([(folder, PurePosixPath(), 1)])
+        while queue:
+            d, rel, depth = queue.popleft()
+            try:
+                entries = sorted(os.scandir(d), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                visit(entry, rel, depth, deepest, queue)
+
+    def visit(entry: os.DirEntry, rel: PurePosixPath, depth: int, deepest: int, queue: deque) -> None:
+        """Count `entry`, queue a folder to search, record a file or symlink at a layout position."""
+        nonlocal count
+        count += 1
+        if count > MAX_MEMBERS:
+            if deepest > MAX_DIR_DEPTH:
+                raise _Spent
+            raise RejectedSubmission(f"the folder holds more than {MAX_MEMBERS} entries")
+        sub = rel / entry.name
+        if entry.is_dir(follow_symlinks=False):
+            if depth < deepest and entry.name not in SKIP_DIRS:
+                queue.append((Path(entry.path), sub, depth + 1))
+        elif entry.is_file(follow_symlinks=False):
+            layout = layout_of(sub)
+            if layout is not None:
+                out[str(sub)] = layout
+        elif entry.is_symlink() and links is not None:
+            if entry.name == "assignment" and depth <= 2:
+                links[f"{sub}/"] = "a symlink to a folder (never followed; only regular files are taken)"
+            elif layout_of(sub) is not None and layout_of(sub)[2] in MODULES:
+                links[str(sub)] = "a symlink (only regular files are taken)"
+
+    walk(MAX_DIR_DEPTH)
+    if not any(name in MODULES for _, _, name in out.values()):
+        count = 0
+        try:
+            walk(MAX_DEEP_DEPTH)
+        except _Spent:
+            pass
     return out
 
 

@@ -82,6 +82,22 @@ class ClassData:
     assignment: str = ""
 
     @property
+    def title(self) -> str:
+        """"Class report: hw1: Bytes, views and FLOPs": the assignment as course.toml labels it (its id
+        alone where course.toml has no title or no longer has it), the results folder's name only
+        where it is not the assignment's id."""
+        label = self.assignment
+        if label:
+            from grader.course import CourseError, resolve
+
+            try:
+                label = resolve(self.assignment).label
+            except CourseError:
+                pass
+        names = [self.folder.name] if self.folder.name != self.assignment else []
+        return "Class report: " + ", ".join(names + ([label] if label else []))
+
+    @property
     def graded(self) -> list[dict[str, Any]]:
         return [s for s in self.students if s["status"].startswith(("graded", "partial"))]  # partial: has a score
 

@@ -27,6 +27,7 @@ from grader.figures import MAX_FIGURES, is_figure
 from grader.reports.page import environment, pyplot, svg, write_page
 from grader.batch.layout import Layout, STUDENT_FILE_BYTES, over_budget
 from grader.batch.results import load_results
+from grader.totals import counted
 
 FEEDBACK = "feedback.html"
 COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
@@ -167,7 +168,7 @@ def score_line(doc: dict[str, Any]) -> str:
     late = extra.get("late") if isinstance(extra.get("late"), dict) else None
     top, score = _num(doc.get("max_score")), _num(doc.get("score"))
     pending = _num(extra.get("pending_points"))
-    tail = f" ({pending:g} points of GPU tests pending: graded on a GPU machine by the course staff)" if pending else ""
+    tail = f" ({counted(pending, 'point')} of GPU tests pending: graded on a GPU machine by the course staff)" if pending else ""
     if late is None:
         return f"{score:g} / {top:g} points{tail}"
     from grader.batch.late import on_time_word

@@ -58,12 +58,56 @@ def test_each_layout_is_found(tmp_path: Path, name: str) -> None:
 
 
 def test_too_deep_or_unknown_files_are_not_taken(tmp_path: Path) -> None:
-    z = _zip(tmp_path / "s.zip", {"a/b/assignment/memory.py": "X\n", "assignment/conftest.py": "X\n",
+    z = _zip(tmp_path / "s.zip", {"a/b/c/d/assignment/memory.py": "X\n", "assignment/conftest.py": "X\n",
                                   "assignment/sitecustomize.py": "X\n", "assignment/helpers.py": "X\n",
                                   "__MACOSX/assignment/memory.py": "X\n"})
     staged = _stage(tmp_path, z)
     assert staged.files == {} and staged.helpers == {} and staged.empty  # helpers alone choose no root
     assert os.listdir(staged.folder) == []
+
+
+@pytest.mark.parametrize("kind", ["folder", "zip", "tar.gz"])
+def test_module_files_nested_a_few_folders_down_are_found(tmp_path: Path, kind: str) -> None:
+    """A student who zips the folder they worked in (issue 33: ``Downloads/hw1/assignment/*.py``
+    scored 0 as "empty"): found up to `take.MAX_NEST` folders down, the shallowest root first;
+    deeper, the empty submission says where module files were looked for."""
+    members = {"Downloads/hw1/assignment/memory.py": "A = 1\n", "Downloads/hw1/assignment/utils.py": "U = 1\n",
+               "Downloads/old/copy/of/hw1/views.py": "B = 2\n"}  # 5 folders down: not looked at
+    if kind == "folder":
+        path = tmp_path / "José Núñez (2)"
+        for name, text in members.items():
+            (path / name).parent.mkdir(parents=True, exist_ok=True)
+            (path / name).write_text(text)
+        assert [s.student for s in discover([tmp_path]).sources] == ["Jos_N_ez_2_~b20e8fde4e"]
+    else:
+        path = (_zip if kind == "zip" else _targz)(tmp_path / f"s.{kind}", members)
+    staged = _stage(tmp_path, path)
+    assert (staged.files.keys(), staged.helpers.keys()) == ({"memory"}, {"utils"})
+    assert staged.layout == "Downloads/hw1/assignment"
+    assert (staged.folder / "memory.py").read_text() == "A = 1\n"
+    deep = _stage(tmp_path / "deep", _zip(tmp_path / "deep.zip", {"a/b/c/d/e/memory.py": "X\n"}))
+    assert deep.empty
+    from grader.batch.results import build_results
+    doc = build_results([], student="x", kit_version="0", sandbox={}, submission={"seen": ["a/"]}, status="empty")
+    assert f"looked for <module>.py (e.g. memory.py) at the top, in assignment/, and in folders up to {take.MAX_NEST} " \
+           "deep" in doc["output"]
+
+
+def test_the_deeper_search_has_a_budget_of_its_own_and_rejects_nothing(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `unpack.MAX_DIR_DEPTH` (3), entries are looked at only where nothing was found nearer the
+    top, and a deep folder of many files ends that search instead of rejecting the submission."""
+    monkeypatch.setattr(unpack, "MAX_MEMBERS", 50)
+    sub = tmp_path / "carol"
+    (sub / "Downloads" / "hw1" / "assignment").mkdir(parents=True)
+    (sub / "Downloads" / "hw1" / "assignment" / "memory.py").write_text("X = 1\n")
+    (sub / "Downloads" / "a" / "b" / "images").mkdir(parents=True)
+    for i in range(80):  # more entries than the cap, four folders down: never a reason to reject
+        (sub / "Downloads" / "a" / "b" / "images" / f"{i}.png").write_text("x")
+    assert set(_stage(tmp_path, sub).files) == {"memory"}
+    (sub / "memory.py").write_text("Y = 2\n")  # found near the top: the deep folders are not walked
+    staged = stage(Source("carol", sub), tmp_path / "staged2")
+    assert (staged.folder / "memory.py").read_text() == "Y = 2\n"
 
 
 def test_helpers_next_to_the_module_files_are_taken_reserved_names_are_not(tmp_path: Path) -> None:

@@ -54,9 +54,39 @@ def test_one_module_lists_every_test() -> None:
     assert len(lines) == 2 and all("memory: test" in line for line in lines)
 
 
+def test_module_option_lists_passing_and_pending_tests_too() -> None:
+    """`grader check --module views` lists every test, passed ones included, as the README says
+    (issue 33: it listed only what did not pass); one point is "1 point"."""
+    views = [r for r in RECORDS if r["module"] in ("views", "data")]
+    lines = check_lines(views, every_test=True)
+    assert lines == [
+        "[green]✓[/green] views: test c — passed (1 point)",
+        "[red]✗[/red] views: test d — expected 3, got 4",
+        "[yellow]·[/yellow] views: test e — not attempted: views.py:4 raises NotImplementedError",
+        "[blue]…[/blue] data: test h — needs CUDA: graded on a GPU machine by the course staff",
+        "[blue]…[/blue] data: test i — checked only when graded: this machine cannot measure memory",
+        "[green]✓[/green] data: test j — passed (1 point)",
+    ]
+    assert "passed (2 points)" in check_lines([dict(views[0], points=2)], every_test=True)[0]
+
+
+def test_check_module_on_the_command_line_lists_passing_tests(capsys: pytest.CaptureFixture[str]) -> None:
+    from grader import KIT_ROOT
+    from grader.cli import main
+
+    assert main(["check", str(KIT_ROOT / "solutions"), "--module", "views"]) == 0
+    out = capsys.readouterr().out
+    total = next(line for line in out.splitlines() if line.startswith("│ total")).split("│")
+    assert int(total[5]) > 0 and out.count("✓ views: ") == int(total[5])  # one line per passed test
+
+
 def test_the_table_and_lines_print_plainly() -> None:
     out = io.StringIO()
     render_check(RECORDS, Console(file=out, width=200, color_system=None))
     text = out.getvalue()
     assert "not attempted (tests)" in text and "pending (points)" in text
+    # the maximum counts the pending points, as results.json, the summary and the feedback page do
+    # (issue 33: the page said 43 where this table said 42 and 1 pending)
+    total = [c.strip() for c in next(ln for ln in text.splitlines() if ln.startswith("│ total")).split("│")]
+    assert "max (points)" in text and (total[3], total[4]) == (str(len(RECORDS)), "3")
     assert "not attempted yet: memory, flops (3 tests)" in text and "second line" not in text

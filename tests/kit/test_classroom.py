@@ -55,7 +55,7 @@ def merged(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copy2(source / "memory.py", root / "subs" / name / "assignment" / "memory.py")
     assert cli(["grade", str(root / "subs"), "--out", str(root / "cpu"), "--module", "memory", "-j", "2",
                 "--no-progress"]) == 0
-    assert cli(["merge", str(root / "cpu"), str(root / "no-gpu-run"), "--out", str(root / "merged")]) == 0
+    assert cli(["merge", str(root / "cpu"), "--out", str(root / "merged")]) == 0
     return root / "merged"
 
 

@@ -81,6 +81,18 @@ def test_each_mistake_is_said_clearly(case: str, tmp_path: Path, monkeypatch: py
     assert str(info.value).startswith("course.toml: ")
 
 
+def test_a_bad_late_key_is_named_as_the_key_not_as_a_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: a bad late_penalty in course.toml read "late_penalty: --late-penalty: ..."."""
+    _write(tmp_path, GOOD + 'deadline = "2026-10-09T23:59:00Z"\nlate_penalty = "10%/fortnight"\nlate_cap = "150%"\n'
+           'grace = "15 minutes"\n', monkeypatch)
+    with pytest.raises(CourseError) as info:
+        load_course()
+    said = str(info.value)
+    assert "assignment 'hw1': late_penalty: '10%/fortnight' is not a rate" in said
+    assert "assignment 'hw1': late_cap: '150%'" in said and "assignment 'hw1': grace: '15 minutes'" in said
+    assert "--" not in said, said
+
+
 def test_every_mistake_is_listed_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _write(tmp_path, GOOD.replace('"views"]', '"veiws", "memory"]') + "gpu_tests = 3\n", monkeypatch)
     with pytest.raises(CourseError, match=r"3 mistakes:\n  .*veiws.*\n  .*'memory' is listed twice.*\n  .*gpu_tests"):
@@ -116,6 +128,34 @@ def test_an_unknown_or_missing_assignment_name_is_refused(tmp_path: Path, monkey
                 "--module", "flops"]) == 2
     assert "not in assignment hw1" in capsys.readouterr().out
     assert not out.exists()
+
+
+def test_a_folder_without_grades_is_said_so_not_blamed_on_the_assignment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """After a failed `--device cuda` run (only instructor/logs written), merge and report with
+    --assignment say the folder holds no grades (issue 33), and a typo says no such folder."""
+    _write(tmp_path, GOOD, monkeypatch)
+    failed = tmp_path / "gpu"
+    (failed / "instructor" / "logs").mkdir(parents=True)
+    for command in (["merge", str(failed), "--out", str(tmp_path / "final")],
+                    ["report", str(failed), "--out", str(tmp_path / "r.html")]):
+        assert cli(command + ["--assignment", "hw1"]) == 2
+        out = capsys.readouterr().out
+        assert "holds no grades" in out and "graded without --assignment" not in out, out
+    assert cli(["report", str(tmp_path / "gpuu"), "--out", str(tmp_path / "r.html"), "--assignment", "hw1"]) == 2
+    assert "gpuu: no such results folder" in capsys.readouterr().out
+    assert not (tmp_path / "final").exists() and not (tmp_path / "r.html").exists()
+
+
+def test_the_class_report_is_titled_with_the_homework_not_its_id_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: results/hw1 graded for hw1 was "Class report: hw1, assignment hw1"."""
+    from grader.reports.classreport import ClassData
+
+    monkeypatch.setenv("KIT_COURSE", str(EXAMPLE))
+    title = tomllib.loads(EXAMPLE.read_text())["assignment"][0]["title"]
+    assert ClassData(Path("results/hw1"), [], [], [], assignment="hw1").title == f"Class report: hw1: {title}"
+    assert ClassData(Path("cpu"), [], [], [], assignment="hw1").title == f"Class report: cpu, hw1: {title}"
+    assert ClassData(Path("cpu"), [], [], []).title == "Class report: cpu"
 
 
 def test_without_a_course_file_the_kit_is_one_assignment_of_every_module(monkeypatch: pytest.MonkeyPatch,
@@ -194,6 +234,14 @@ def test_each_release_of_the_example_holds_only_its_modules(name: str, tmp_path:
         assert f"`{other}`:" not in handout
     if not a.gpu_tests:  # each section's points without the GPU ones
         assert "on the GPU" not in "".join(re.findall(r"^## .*$", handout, re.MULTILINE))
+    # its own benchmarks only, no kit history, and the instructors' note is seen when the README renders
+    from grader.stubs import handout_benchmarks
+
+    assert sorted(p.relative_to(out).as_posix() for p in (out / "bench").glob("*.py")) == handout_benchmarks(handout)
+    assert not (out / "CHANGELOG.md").exists()
+    readme = (out / "README.md").read_text()
+    assert "<!--" not in readme and "**Instructors, before you publish this release:**" in readme
+    assert " 1 modules" not in readme
 
 
 # -- end to end: a tiny class, each homework one module ---------------------------------------
@@ -278,7 +326,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict:
                                                     "--assignment", "hw2", "--out", str(root / "wrong.csv")])
         data["codes"]["merge hw1 with hw2"] = cli(["merge", str(root / "hw1"), str(root / "hw2"), "--out",
                                                    str(root / "wrong-merge")])
-        data["codes"]["merge hw3"] = cli(["merge", str(root / "hw3"), str(root / "no-gpu-run"), "--out",
+        data["codes"]["merge hw3"] = cli(["merge", str(root / "hw3"), "--out",
                                           str(root / "hw3-merged"), "--assignment", "hw3", "--fail-on-pending"])
     finally:
         mp.undo()
@@ -308,7 +356,7 @@ def test_totals_agree_across_results_grades_report_gradescope_and_canvas(tiny: d
     header = next(csv.reader(io.StringIO((out / "grades.csv").read_text())))
     assert header == ["student", "score", "max_score", "pending", module, "status", "raw_score", "late_penalty", "late"]
     report = {s["student"]: s for s in collect(out).students}
-    assert f"<h1>Class report: {hw}, assignment {hw}</h1>" in (root / f"{hw}.html").read_text()
+    assert f"<h1>Class report: {hw}</h1>" in (root / f"{hw}.html").read_text()  # (the folder is named as the id)
     canvas = {r["SIS Login ID"] or r["Student"]: r for r in csv.DictReader(io.StringIO((root / f"canvas-{hw}.csv")
                                                                                       .read_text()))}
     column = {"hw1": "HW1 (1001)", "hw2": "HW2 (1002)", "hw3": "HW3 (1003)"}[hw]
@@ -362,6 +410,7 @@ def test_each_tiny_release_holds_its_module_and_its_check_grades_only_that(tiny:
     release = tiny["root"] / "release-hw3"
     assert sorted(p.stem for p in (release / "assignment").glob("*.py")) == ["__init__", "memory"]
     assert _sections((release / "handout.md").read_text()) == [(1, "memory")]
+    assert "(1 module in this assignment: memory)" in (release / "README.md").read_text()  # not "1 modules"
     filled = tiny["root"] / "filled"
     filled.mkdir()
     shutil.copy(KIT_ROOT / "solutions" / "memory.py", filled / "memory.py")

@@ -126,6 +126,22 @@ def test_the_readme_takes_torch_from_the_cpu_index_and_ci_runs_its_test_command(
     assert ci.replace(" -q", "") == test.replace(f" {TORCH_INDEX}", ""), (ci, test)
 
 
+@pytest.mark.parametrize("doc", ["README.md", "docs/STUDENT_README.md"])
+def test_both_readmes_say_what_to_do_when_the_cpu_index_cannot_be_reached(doc: str) -> None:
+    """Issue 33: where download.pytorch.org is unreachable, pip retries for minutes with no hint."""
+    text = " ".join(_text(KIT_ROOT / doc).split())
+    assert TORCH_INDEX in text and "Could not find a version that satisfies the requirement torch==2.13.0" in text
+    assert "`pip install torch==2.13.0" in text and "several GB" in text  # the plain line, and its cost
+
+
+def test_adding_a_module_says_how_a_whole_copy_mutant_gets_its_fingerprint() -> None:
+    """Issue 33: the *Adding a module* steps never said `--refresh-fingerprints`, which a
+    whole-definition mutant needs before `grader validate --module` passes."""
+    steps = _text(KIT_ROOT / "docs" / "CONTRIBUTING.md").split("## Adding a module", 1)[1].split("\n## ", 1)[0]
+    assert "`grader validate --refresh-fingerprints --module softclip`" in " ".join(steps.split())
+    assert "thirteen" not in steps  # whatever number of modules the kit has
+
+
 def test_the_readme_shows_the_submissions_folder_that_grade_asks_for(tmp_path: Path) -> None:
     readme = _text(KIT_ROOT / "README.md")
     section = readme.split("## What a submissions folder looks like", 1)[1].split("\n## ", 1)[0]

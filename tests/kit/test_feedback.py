@@ -202,6 +202,21 @@ def _score_and_summary(doc: dict) -> tuple[str, str]:
     return " ".join(score.split()), summary.splitlines()[0]
 
 
+def test_one_point_is_one_point_and_the_maximum_is_the_terminals() -> None:
+    """Issue 33: "(1 / 1 points)", "1 points of GPU tests pending"."""
+    def record(name: str, points: int, status: str, gpu: bool = False) -> dict:
+        return {"id": f"tests/public/test_memory.py::{name}", "module": "memory", "name": name, "points": points,
+                "hidden": False, "gpu": gpu, "checked": name, "status": status, "message": ""}
+
+    doc = build_results([record("test_a", 1, "passed"), record("test_b", 2, "failed"),
+                         record("test_c", 1, "pending", gpu=True)], student="s", kit_version="0", sandbox={},
+                        submission={})
+    text = " ".join(html.unescape(render(doc)).split())
+    assert "(1 / 1 point):" in text and "(0 / 2 points):" in text and "1 points" not in text
+    assert "1 / 4 points (1 point of GPU tests pending" in text  # 3 that can be earned here + 1 pending
+    assert "its 1 point is merged in later" in json.dumps(doc)
+
+
 def test_the_score_line_shows_raw_penalty_and_final_together() -> None:
     """10 of 12 points earned, 3 started days late at 10%/day (cap 50%): 10 - 3 = 7; 9 days: the cap."""
     score, summary = _score_and_summary(_late_doc("late", DEADLINE + timedelta(days=2, hours=3)))

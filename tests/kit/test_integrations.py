@@ -75,10 +75,30 @@ def test_merge_fills_pending_gpu_tests(runs, tmp_path):
 
 
 def test_merge_without_gpu_run_keeps_tests_pending(runs, tmp_path):
-    results, _, merged = merge_runs(runs[0], tmp_path / "no-gpu-run")
+    results, _, merged = merge_runs(runs[0], None)
     assert results["alice"]["score"] == 5 and results["alice"]["extra_data"]["pending_points"] == 4
     assert merged.pending == {"alice": ["tests/public/test_flops.py::test_mfu"],
                               "bob": ["tests/public/test_flops.py::test_mfu"]}
+
+
+def test_merge_refuses_a_missing_folder_or_one_that_holds_no_grades(runs, tmp_path, capsys, monkeypatch):
+    """A typo (`grader merge CPU DOES_NOT_EXIST`) and a failed `--device cuda` run (a folder with
+    only instructor/logs) exit 2 naming the folder, and write nothing (issue 33)."""
+    cpu, _ = runs
+    failed = tmp_path / "failed-gpu"
+    (failed / "instructor" / "logs").mkdir(parents=True)
+    (failed / "instructor" / "logs" / "worker-0.log").write_text("GradeError: --device cuda: no CUDA\n")
+    with pytest.raises(MergeError, match="DOES_NOT_EXIST: no such results folder"):
+        merge_runs(cpu, tmp_path / "DOES_NOT_EXIST")
+    with pytest.raises(MergeError, match="failed-gpu holds no grades .*graded nobody"):
+        merge_runs(cpu, failed)
+    monkeypatch.chdir(tmp_path)
+    for gpu, said in (("DOES_NOT_EXIST", "no such results folder"), ("failed-gpu", "holds no grades")):
+        assert grader_main(["merge", "cpu", gpu, "--out", "X"]) == 2
+        out = capsys.readouterr().out
+        assert said in out and gpu in out and not (tmp_path / "X").exists()
+    assert grader_main(["merge", "cpu", "--out", "X"]) == 0  # no GPU run named: said, and pending
+    assert "no GPU run given" in capsys.readouterr().out
 
 
 def test_merge_of_a_rejected_submission_fills_its_gpu_tests_as_not_graded(tmp_path):
@@ -113,8 +133,13 @@ def test_merge_refuses_other_kit_version_or_other_submission(runs):
 def test_gradebook_export_lists_every_student_with_the_right_score(runs, tmp_path):
     _, _, merged = merge_runs(*runs)
     db = f"sqlite:///{tmp_path / 'gradebook.db'}"
-    counts = write_gradebook(db, merged.records)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        counts = write_gradebook(db, merged.records)
     assert counts == {"students": 2, "cells": 3, "pending": 0}
+    assert not [str(w.message) for w in caught if "not in session" in str(w.message)]  # nbgrader's SAWarning: noise
     out = tmp_path / "export.csv"
     proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--db", db, "--to", str(out)], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
@@ -178,7 +203,7 @@ def test_student_workflow_is_a_cpu_preview_on_github_hosted_runners():
     assert "self-hosted" not in WORKFLOW and "--device cuda" not in WORKFLOW
     runs = "\n".join(s.get("run", "") for s in jobs["grade"]["steps"])
     assert "grader grade assignment --out results-cpu --device cpu" in runs
-    assert 'grader merge results-cpu no-gpu-run --out results --markdown "$GITHUB_STEP_SUMMARY"' in runs
+    assert 'grader merge results-cpu --out results --markdown "$GITHUB_STEP_SUMMARY"' in runs
     assert "preview" in runs and "preview" in WORKFLOW.split("name:")[0].lower()  # the job summary and the file say so
     assert not _course_runner_jobs(doc)
 

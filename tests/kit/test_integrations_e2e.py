@@ -55,7 +55,7 @@ def test_student_workflow_commands_run_in_a_release(tmp_path):
     release = build_release(tmp_path / "release")
     workflow = (release / ".github" / "workflows" / "autograde.yml").read_text()
     assert "grader grade assignment --out results-cpu --device cpu" in workflow  # what runs below
-    assert "grader merge results-cpu no-gpu-run --out results" in workflow and "self-hosted" not in workflow
+    assert "grader merge results-cpu --out results" in workflow and "self-hosted" not in workflow
     assert "preview" in (release / "README.md").read_text()  # the student README says what that score is
     shutil.copy2(KIT_ROOT / "solutions" / "views.py", release / "assignment" / "views.py")  # one module done
     env = {**os.environ, "PYTHONPATH": str(release)}
@@ -67,7 +67,7 @@ def test_student_workflow_commands_run_in_a_release(tmp_path):
     cpu = run("grade", "assignment", "--out", "results-cpu", "--device", "cpu", "--no-progress")
     assert cpu.returncode == 0, cpu.stdout[-3000:] + cpu.stderr[-3000:]
     summary = tmp_path / "summary.md"
-    merged = run("merge", "results-cpu", "no-gpu-run", "--out", "results", "--markdown", str(summary),
+    merged = run("merge", "results-cpu", "--out", "results", "--markdown", str(summary),
                  "--gradebook", f"sqlite:///{tmp_path / 'gb.db'}")
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert "still pending" in merged.stdout  # no GPU run here: GPU tests stay pending, never scored
@@ -81,5 +81,5 @@ def test_student_workflow_commands_run_in_a_release(tmp_path):
     assert run("classroom-payload", "results", "--github-output", str(output)).returncode == 0
     payload = json.loads(base64.b64decode(output.read_text().strip().removeprefix("result=")))
     assert sum(t["score"] for t in payload["tests"]) == doc["score"] and payload["max_score"] == doc["max_score"]
-    failing = merged.returncode, run("merge", "results-cpu", "no-gpu-run", "--out", "r2", "--fail-on-pending").returncode
+    failing = merged.returncode, run("merge", "results-cpu", "--out", "r2", "--fail-on-pending").returncode
     assert failing == (0, 1)

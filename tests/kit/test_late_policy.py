@@ -323,6 +323,11 @@ def test_apply_policy_notes_missing_times_and_removes_stale_penalties(tmp_path):
     assert docs["dave"]["extra_data"]["late"]["note"].startswith("git: ")
     assert all("Late policy: " in d["output"] and validate_results(d) == [] for d in docs.values())
     assert "not in this batch (ignored): zed" in console.file.getvalue()
+    refused = Console(file=io.StringIO(), width=300)  # zed's two submissions collided: refused, not absent
+    apply_policy(policy, sources, layout, refused, refused=[Source("zed", tmp_path / "zed.zip")])
+    said = refused.file.getvalue()
+    assert "not applied to refused submissions (colliding ids, not graded): zed" in said
+    assert "not in this batch" not in said
     assert apply_policy(None, sources, layout, console) == {"removed": 3}  # results follow the command line
     assert json.loads(layout.results("alice").read_text())["score"] == 20
 

@@ -137,7 +137,7 @@ def test_no_student_string_reaches_a_terminal_raw(tmp_path):
     assert f"{ids['git_escapes']}: no penalty: git: " + shown(ESC)[:20] in grade
     run("combine", "combine", "out", "shard")
     run("report", "report", "out", "--out", "report.html")
-    run("merge", "merge", "out", "no-gpu-run", "--out", "merged")
+    run("merge", "merge", "out", "--out", "merged")
     run("export", "export", "out", "--canvas", "roster.csv", "--assignment", "Lab (1)", "--out", "canvas.csv",
         "--allow-pending")
     assert "with no result" in outputs["export"]
