@@ -214,16 +214,10 @@ DEFAULT_REQUIRE = "landlock"
 def write_image(out: Path, image: str, require: str | None) -> Path:
     """grader-image/: the Dockerfile, kit/ (`IMAGE_PATHS`) and the entrypoint; refused if kit/ would
     hold instructor material (`grader.release.audit_release`)."""
-    from grader.release import EXCLUDED_NAMES, audit_release
+    from grader.release import audit_release
 
     kit = out / "kit"
-    for rel in IMAGE_PATHS:
-        src = KIT_ROOT / rel
-        if src.is_dir():
-            shutil.copytree(src, kit / rel, ignore=shutil.ignore_patterns(*EXCLUDED_NAMES))
-        elif src.is_file():
-            (kit / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, kit / rel)
+    copy_image_paths(kit)
     (kit / "prairielearn-entrypoint").write_text(ENTRYPOINT_SH.format(), encoding="utf-8")
     (kit / "prairielearn-entrypoint").chmod(0o755)
     leaked = audit_release(kit)
@@ -292,3 +286,16 @@ Written by `grader prairielearn`; docs/PRAIRIELEARN.md in the kit explains each 
    (or rebuild this fragment with `--image YOURNAME/IMAGE:TAG`: every info.json names it).
 3. Each question is graded in that image by `grader prairielearn --grade /grade`, within {timeout} s.
 """
+
+
+def copy_image_paths(kit: Path) -> None:
+    """What the grader image holds of this kit (`IMAGE_PATHS`, instructor material left out), copied to `kit`."""
+    from grader.release import EXCLUDED_NAMES
+
+    for rel in IMAGE_PATHS:
+        src = KIT_ROOT / rel
+        if src.is_dir():
+            shutil.copytree(src, kit / rel, ignore=shutil.ignore_patterns(*EXCLUDED_NAMES))
+        elif src.is_file():
+            (kit / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, kit / rel)

@@ -37,7 +37,6 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from grader import KIT_ROOT
 from grader.untrusted import LIMIT, shown
 
 #: grader-host refuses a results.json over 1 MiB; what is written stays well under it.
@@ -121,17 +120,10 @@ def refused_module(sub: Path, module_file: str, work: Path) -> None:
 
 def working_kit(root: Path, work: Path) -> Path:
     """A copy of this kit's grader, public tests and probes, with the question's hidden tests and marker."""
-    from grader.integrations.prairielearn import IMAGE_PATHS
-    from grader.release import EXCLUDED_NAMES
+    from grader.integrations.prairielearn import copy_image_paths
 
     kit = work / "kit"
-    for rel in IMAGE_PATHS:
-        src = KIT_ROOT / rel
-        if src.is_dir():
-            shutil.copytree(src, kit / rel, ignore=shutil.ignore_patterns(*EXCLUDED_NAMES))
-        elif src.is_file():
-            (kit / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, kit / rel)
+    copy_image_paths(kit)
     hidden = root / "tests" / "hidden"
     if hidden.is_dir():
         (kit / "tests" / "hidden").mkdir(parents=True)
