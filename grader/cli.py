@@ -5,7 +5,8 @@ One module per command family: `grader.commands.student` (check), `grader.comman
 `grader.commands.integrations` (merge, gradescope, prairielearn,
 classroom-payload, report, similarity, export) and `grader.cluster.commands` (grade --shard,
 combine, slurm, actions).  Each registers its subcommands on the parser built here, in the
-order `grader --help` lists them.
+order `grader --help` lists them.  docs/COMMANDS.md is written from this parser
+(`grader.commands.reference`, by `grader stubs`), which every command finds as ``args.grader_parser``.
 """
 
 from __future__ import annotations
@@ -16,13 +17,22 @@ from pathlib import Path
 
 from grader import kit_version
 from grader.commands import authoring, instructor, integrations, student
-from grader.commands.common import abspath, output_console
+from grader.commands.common import CommandParser, abspath, output_console
+
+DESCRIPTION = """The assignment kit's command line.  Students check their work (`grader check`); TAs
+change the assignment and prove its tests (`grader stubs`, `validate`, `new-module`, `release`);
+instructors grade a class in a sandbox and hand the grades on (`grader grade`, `merge`, `report`,
+`export` and the integrations).
+
+`grader COMMAND --help` says what one command does; docs/COMMANDS.md holds them all."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grader", description="Assignment kit: check, release, validate, grade.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {kit_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = CommandParser(prog="grader", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {kit_version()}",
+                        help="print the kit's version and exit")
+    parser.set_defaults(grader_parser=parser)  # (`grader stubs` and `release --check`: docs/COMMANDS.md)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     student.add_parsers(sub)  # check
     instructor.add_parsers(sub)  # stubs, release, validate, grade
     authoring.add_parsers(sub)  # new-module

@@ -13,10 +13,18 @@ from rich.console import Console
 from grader.commands.common import needs_instructor_repo
 
 
+NEW_MODULE = """\
+Scaffolds a module: its solution, stub, probe, public and hidden test, mutant and variant files and
+a handout section, every placeholder marked `TODO(new-module)`, and prints the next steps; `grader
+validate --module NAME` fails until they are written.  A name that is taken, not a lowercase
+identifier, or one Python or the kit imports is refused (exit status 2, nothing written).  The
+steps: docs/CONTRIBUTING.md, Adding a module.  Instructor repository only."""
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """`grader new-module`."""
     p = sub.add_parser("new-module", help="scaffold a new module: solution, stub, probe, public and hidden tests, "
-                                          "mutants, variants and a handout section")
+                                          "mutants, variants and a handout section", description=NEW_MODULE)
     p.add_argument("name", help="the module's name: a lowercase identifier (e.g. layer_norm)")
     p.add_argument("--function", metavar="FN", help="the name of its first function (default: the module's)")
     p.set_defaults(func=cmd_new_module)

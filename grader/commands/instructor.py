@@ -19,20 +19,26 @@ from grader.commands.common import abspath, db_url, needs_instructor_repo
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """`grader stubs`, `release`, `validate`, `grade` (`doctor` is registered last: `add_doctor_parser`)."""
-    p = sub.add_parser("stubs", help="regenerate assignment/ from solutions/, and the totals the docs state from the tests")
+    from grader.totals import MIN_MUTANTS
+
+    p = sub.add_parser("stubs", help="regenerate assignment/ from solutions/, and the totals the docs state from the tests",
+                       description=STUBS)
     p.set_defaults(func=cmd_stubs)
 
-    p = sub.add_parser("release", help="write the student release, or --check that assignment/ is in sync")
-    p.add_argument("out", nargs="?", help="output folder (must not exist or be empty)")
-    p.add_argument("--check", action="store_true", help="fail if assignment/ differs from what would be generated, or "
-                                                        "a doc states other totals than the tests give")
+    p = sub.add_parser("release", help="write the student release, or --check that assignment/ is in sync",
+                       description=RELEASE)
+    p.add_argument("out", nargs="?", metavar="OUT", help="output folder (must not exist or be empty)")
+    p.add_argument("--check", action="store_true", help="fail (exit status 1), naming the file, if assignment/ differs "
+                   "from what would be generated, a doc states other totals than the tests give, the notebooks' "
+                   "layout is stale, or docs/COMMANDS.md differs from the command line")
     _add_assignment_arg(p, "release only this assignment of course.toml: its stubs, public tests, probes and "
                            "handout sections, renumbered")
     p.set_defaults(func=cmd_release)
 
-    p = sub.add_parser("validate", help="prove the tests: pass on solutions, not attempted on stubs, mutants caught")
-    p.add_argument("--module", action="append", choices=MODULES, help="only this module (repeatable)")
-    p.add_argument("-j", "--jobs", type=int, default=2, help="mutants graded in parallel")
+    p = sub.add_parser("validate", help="prove the tests: pass on solutions, not attempted on stubs, mutants caught",
+                       description=VALIDATE.format(min_mutants=MIN_MUTANTS))
+    p.add_argument("--module", action="append", choices=MODULES, metavar="MODULE", help="only this module (repeatable)")
+    p.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="mutants graded in parallel")
     p.add_argument("--mutant", "--explain", action="append", metavar="ID",
                    help="only this mutant or correct variant (module:name, repeatable): say which tests catch it "
                         "(or reject it), every test run to the end")
@@ -41,37 +47,147 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "they now stand against (tests/mutants/), and stop")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("grade", help="grade a batch of submissions, each in its own sandbox (public + hidden tests)")
-    p.add_argument("submissions", nargs="+", help="directories, .zip, .tar.gz, or folders of them")
-    p.add_argument("--out", required=True, help="results folder: grades.csv, students/<id>/results.json, "
-                                                "instructor/ (instructor-only: see docs/ARCHITECTURE.md)")
-    p.add_argument("-j", "--jobs", type=int, default=2, help="submissions graded in parallel")
+    p = sub.add_parser("grade", help="grade a batch of submissions, each in its own sandbox (public + hidden tests)",
+                       description=GRADE, epilog=GRADE_EXIT)
+    p.add_argument("submissions", nargs="+", metavar="SUBMISSION",
+                   help="a student's folder, .zip, .tar.gz or .ipynb, or a folder of them (README: What a "
+                        "submissions folder looks like)")
+    p.add_argument("--out", required=True, metavar="DIR", help="results folder: grades.csv, students/<id>/results.json "
+                   "and feedback.html, instructor/ (instructor-only: see docs/ARCHITECTURE.md, The results folder)")
+    p.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
+                   help="submissions graded in parallel (each job slot costs about 110 MiB more: docs/INSTRUCTORS.md)")
     p.add_argument("--force", action="store_true", help="regrade submissions that already have results")
-    p.add_argument("--module", action="append", choices=MODULES, help="only this module's tests (repeatable)")
+    p.add_argument("--module", action="append", choices=MODULES, metavar="MODULE",
+                   help="only this module's tests (repeatable; within --assignment's modules)")
     p.add_argument("--public-only", action="store_true", help="skip the hidden tests")
     p.add_argument("--sandbox", choices=("auto", "bubblewrap", "landlock", "rlimits"), default="auto",
-                   help="sandbox launcher (auto: bubblewrap where usable, else landlock, else rlimits with a warning)")
+                   help="sandbox launcher (auto: bubblewrap where usable, else landlock where it gives the same "
+                        "guarantees, else it refuses to grade and says why; rlimits, no filesystem isolation, only "
+                        "when asked for by name, with a loud warning)")
     p.add_argument("--require", choices=("bubblewrap", "landlock"), default=None,
                    help="refuse to grade if the sandbox would be weaker than this (see `grader doctor`)")
-    p.add_argument("--call-timeout", type=float, default=30.0, help="wall seconds per probe call")
-    p.add_argument("--import-timeout", type=float, default=30.0, help="wall seconds to import one module")
-    p.add_argument("--memory-mb", type=int, default=None, help="memory limit per sandbox in MiB (RLIMIT_DATA; default 4096)")
+    p.add_argument("--call-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="wall seconds per probe call (the submission's own code)")
+    p.add_argument("--import-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="wall seconds to import one module")
+    p.add_argument("--memory-mb", type=int, default=None, metavar="MB",
+                   help="memory limit per sandbox in MiB (RLIMIT_DATA; default 4096)")
     from grader.batch.budget import DEFAULT_BUDGET, DEFAULT_WORKER_MEMORY_MB
 
     p.add_argument("--submission-budget", type=float, default=DEFAULT_BUDGET, metavar="SECONDS",
-                   help="CPU seconds of the trusted grader's own work per submission; past it the submission scores "
-                        f"what it earned so far, flagged partial (default {DEFAULT_BUDGET:g}; 0: none)")
+                   help="CPU seconds of the trusted grader's own work per submission (decoding, checking); past it "
+                        f"the submission scores what it earned so far, flagged partial (default {DEFAULT_BUDGET:g}; "
+                        "0: none)")
     p.add_argument("--worker-memory", type=int, default=None, metavar="MB",
                    help="memory limit of each trusted worker in MiB (a cgroup, else RLIMIT_AS; default "
-                        f"{DEFAULT_WORKER_MEMORY_MB}; 0: none)")
+                        f"{DEFAULT_WORKER_MEMORY_MB}; 0: none); past it the submission scores what it earned so far, "
+                        "flagged partial")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
-                   help="cpu: GPU tests recorded as pending; cuda: run only the GPU tests (on the CUDA runner)")
-    p.add_argument("--gradebook", metavar="DB_URL", help="also write the grades to an nbgrader gradebook (sqlite:///gradebook.db)")
+                   help="cpu: GPU tests recorded as pending; cuda: run only the GPU tests (on a CUDA machine; then "
+                        "`grader merge`)")
+    p.add_argument("--gradebook", metavar="DB_URL", help="also write the grades to an nbgrader gradebook "
+                   "(sqlite:///gradebook.db: one notebook per module, one grade cell per test)")
     _add_assignment_arg(p, "grade this assignment of course.toml: its modules, its maximum (without its GPU tests "
                            "where they do not count), its late policy (the late options below override it)")
     _add_late_args(p)
     p.set_defaults(func=cmd_grade)
+
+
+STUBS = """\
+Regenerates assignment/ from solutions/ (what lies between `### BEGIN SOLUTION` and `### END
+SOLUTION` becomes `raise NotImplementedError()`, as nbgrader's ClearSolutions does), the notebooks'
+cell layout (grader/notebooks/layout.json), every total the docs state from the tests (the
+handout's section headers, the README's points and module counts, course.example.toml's table,
+CONTRIBUTING's mutant table: `grader.totals_docs`), and docs/COMMANDS.md from this command line's
+parser.
+
+Run it after changing solutions/, the tests, the mutants or a command's help; never edit those
+numbers or that page by hand.  Instructor repository only: in the student release it says so
+(exit status 2)."""
+
+RELEASE = """\
+`grader release OUT` writes the student release: the stubs, the public tests and probes, grader/,
+the handout, every benchmark the handout names (each with `--target`, default assignment/ there),
+a notebook per module (docs/NOTEBOOKS.md), a student README (docs/STUDENT_README.md), a .gitignore
+covering the folders that README creates, and the autograde workflow; never solutions, hidden
+tests, mutants, variants or the kit's self-tests (checked before it returns).  With `--assignment
+NAME`, that assignment of course.toml only (docs/INSTRUCTORS.md, Your course).
+
+`grader release --check` fails, naming the file, if assignment/ is stale, a doc states a total the
+tests no longer give, the notebooks' layout is stale, or docs/COMMANDS.md differs from the command
+line: `grader stubs` fixes each.  Instructor repository only."""
+
+VALIDATE = """\
+Proves the tests: every graded test passes on the solutions and fails as "not attempted" on the
+stubs, every mutant (tests/mutants/) is caught and every correct variant (tests/variants/) passes,
+no whole-copy mutant was written against another reference, and every module has tests and
+mutants (at least {min_mutants} per module).  It prints the counts, and its progress while it grades the
+mutants and variants (a bar on a terminal, a line every 10% in a log).  It reads a snapshot of the
+kit taken when it starts: edits made meanwhile are not in the run.
+
+`--mutant M:NAME` grades one mutant (or correct variant) with every test run to the end and says
+which tests caught it; `--refresh-fingerprints` records the reference a checked whole-copy mutant
+now stands against.
+
+How long: 5 minutes for all of 0.6.0's modules (twelve; 719 mutants, 137 variants) with `-j 2` on
+the kit's quiet 2-core machine (0.6.0: each run forked from a process that ran the reference
+solutions' tests first, so it starts with the expected values cached); a busy machine takes
+several times that, an idle bigger one (`-j N`) less.  Instructor repository only."""
+
+GRADE = """\
+Grades each submission with the public and hidden tests, each in its own sandbox
+(docs/ARCHITECTURE.md, The sandbox's guarantees; `grader doctor` says which layers this machine
+has, `--require` refuses to grade below a level).  A submission is a student's folder, `.zip`,
+`.tar.gz` or notebook, named by the student's id (README: What a submissions folder looks like).
+Paths are relative to where you run it; a path that does not exist is an error (exit status 2,
+nothing written); an empty submission is reported as empty.  Student ids are injective (an unsafe
+name gets `~hash`, and the batch lists each such name with its id at its end); two submissions with
+one id are both refused.
+
+It writes `DIR/grades.csv` (points; formula cells quoted), `DIR/students/<id>/results.json`
+(Gradescope's format, what the student sees; hidden tests' details hidden),
+`DIR/students/<id>/feedback.html` (the student's feedback page: first the score, with a late
+penalty as raw, penalty and final together, and what failed, each test a link to its entry; then
+per module what passed and failed, with pictures from the trusted tests' data: optimizer
+trajectories against torch.optim with the first divergence marked, `get_batch`'s start counts
+against uniform, FLOP counts against torch's counter; hidden tests show their outcome only;
+`grader merge` writes it too, the student workflow uploads it as the `feedback` artifact) and,
+instructor-only, `DIR/instructor/students/<id>/{instructor.json,sandbox.log,tests.log}`
+(`tests.log`: that student's pytest output, full tracebacks included) and
+`DIR/instructor/logs/worker-N.log` (full tracebacks of every failed test, hidden ones included,
+each student's run under a `=== <id> ===` header; `forkserver.log`: the trusted fork-server's
+start-up); then it prints a summary table.
+
+Resumable: a submission is kept when the same suite with the same settings graded these very files
+(`grader.batch.suite`: the bytes of the tests, probes and grader, the settings that change a
+verdict; a new hidden test or `--device cuda` regrades), `--force` regrades anyway; a regrade says
+why (which setting changed, the tests or grader, the submission's files), and the grades before a
+batch that changed them stay in `DIR/instructor/previous` (`grader report DIR --out r.html --compare
+DIR/instructor/previous`).
+
+The trusted side has budgets too: `--submission-budget` CPU seconds of the grader's own work per
+submission (the submission's own code has `--call-timeout` per call), and `--worker-memory` MiB per
+trusted worker; a submission that exhausts either scores what it earned so far, flagged `partial`
+(results.json, grades.csv, the summary and the class report), and the batch goes on
+(docs/ARCHITECTURE.md, step 3).
+
+`--device cuda` on a CUDA machine runs only the GPU tests: `grader merge` joins that run to the
+CPU run (docs/INSTRUCTORS.md, GPU tests).  `--shard K/N` grades one machine's share of the class,
+`grader combine` joins the shares.  The late policy options: docs/INSTRUCTORS.md, Late policy."""
+
+GRADE_EXIT = """\
+Exit status: 0 all graded (rejected and empty submissions count as graded: they have a result), 1
+some could not be graded or were refused (colliding ids), 2 nothing was done (a path that does not
+exist, no submissions, a bad late-policy input, the grader could not start)."""
+
+DOCTOR = """\
+Says which sandbox layers work on this machine (bubblewrap with or without a user namespace, the
+Landlock ABI, seccomp, the uid drop, memory cgroups, CUDA inside the sandbox, what is left open
+between sandboxes), which launcher `grader grade --sandbox auto` picks, and the one-line fix for
+each missing layer.  Run it on every machine that grades: a Slurm compute node, the GPU runner,
+a PrairieLearn or Gradescope image.  What each layer guarantees: docs/ARCHITECTURE.md, The
+sandbox's guarantees."""
 
 
 def _add_assignment_arg(p: argparse.ArgumentParser, what: str) -> None:
@@ -81,8 +197,8 @@ def _add_assignment_arg(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _add_late_args(p: argparse.ArgumentParser) -> None:
-    """`grader grade`'s late policy (grader.batch.late; README "Late policy")."""
-    g = p.add_argument_group("late policy (README: Late policy)")
+    """`grader grade`'s late policy (grader.batch.late; docs/INSTRUCTORS.md, "Late policy")."""
+    g = p.add_argument_group("late policy (docs/INSTRUCTORS.md: Late policy)")
     g.add_argument("--deadline", metavar="ISO8601", help="the deadline, with a zone: 2026-12-01T23:59:00+01:00 or ...Z")
     g.add_argument("--late-penalty", metavar="RATE", help="share of the points earned taken per started day or hour "
                    "after deadline + grace: 10%%/day, 2%%/hour")
@@ -99,7 +215,8 @@ def _add_late_args(p: argparse.ArgumentParser) -> None:
 
 def add_doctor_parser(sub: argparse._SubParsersAction) -> None:
     """`grader doctor` (listed after the cluster commands in `grader --help`)."""
-    p = sub.add_parser("doctor", help="which sandbox layers work on this machine, and how to fix the missing ones")
+    p = sub.add_parser("doctor", help="which sandbox layers work on this machine, and how to fix the missing ones",
+                       description=DOCTOR)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_doctor)
 
@@ -122,9 +239,12 @@ def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
     except (MarkerError, TotalsError) as exc:
         console.print(f"[red]{exc}[/red]", highlight=False)
         return 1
+    from grader.commands import reference
+
+    commands = reference.write(args.grader_parser)  # docs/COMMANDS.md, from the parser `grader.cli` built
     console.print(f"wrote {len(written)} files to assignment/"
-                  + (f"; the totals in {', '.join(docs)}" if docs else "; the docs' totals are up to date"),
-                  highlight=False)
+                  + (f"; the totals in {', '.join(docs)}" if docs else "; the docs' totals are up to date")
+                  + (f"; {reference.REL} from the command line" if commands else ""), highlight=False)
     return 0
 
 
@@ -146,11 +266,15 @@ def cmd_release(args: argparse.Namespace, console: Console) -> int:
 
             from grader.notebooks.build import check_notebooks
 
-            problems = [f"{p} (run `grader stubs`)" for p in check_assignment()] + stale_docs() + check_notebooks()
+            from grader.commands import reference
+
+            problems = [f"{p} (run `grader stubs`)" for p in check_assignment()] + stale_docs() + check_notebooks() \
+                + reference.stale(args.grader_parser)
             for p in problems:
                 console.print(f"[red]{p}[/red]", highlight=False)
             if not problems:
-                console.print("assignment/ is in sync with solutions/, and the docs' totals with the tests")
+                console.print("assignment/ is in sync with solutions/, the docs' totals with the tests, and "
+                              f"{reference.REL} with the command line")
             return 1 if problems else 0
         if not args.out:
             console.print("[red]grader release needs OUT (or --check)[/red]")

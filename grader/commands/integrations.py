@@ -20,19 +20,21 @@ from grader.untrusted import MESSAGE_LIMIT, shown, shown_markup
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """`grader merge`, `gradescope`, `classroom-payload`, `report`, `similarity`, `export`."""
-    p = sub.add_parser("merge", help="combine a CPU run and a CUDA run of the same submissions")
-    p.add_argument("cpu", help="results folder of the CPU run")
-    p.add_argument("gpu", nargs="?", help="results folder of the CUDA run (`grader grade --device cuda`); left out: "
+    p = sub.add_parser("merge", help="combine a CPU run and a CUDA run of the same submissions", description=MERGE)
+    p.add_argument("cpu", metavar="CPU_DIR", help="results folder of the CPU run")
+    p.add_argument("gpu", nargs="?", metavar="GPU_DIR", help="results folder of the CUDA run (`grader grade --device cuda`); left out: "
                    "no GPU run, the GPU tests stay pending (a folder named must hold grades)")
-    p.add_argument("--out", required=True, help="folder for the merged results.json files and grades.csv")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="folder for the merged results.json files, grades.csv and feedback pages")
     p.add_argument("--fail-on-pending", action="store_true", help="exit 1 if any GPU test is still pending")
     p.add_argument("--markdown", metavar="FILE", help="append a markdown score table (e.g. $GITHUB_STEP_SUMMARY)")
     p.add_argument("--gradebook", metavar="DB_URL", help="also write the grades to an nbgrader gradebook")
     p.add_argument("--assignment", metavar="NAME", help="the course.toml assignment both runs graded (refused if not)")
     p.set_defaults(func=cmd_merge)
 
-    p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)")
-    p.add_argument("out", help="the zip to write, e.g. autograder.zip")
+    p = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (setup.sh, run_autograder)",
+                       description=GRADESCOPE)
+    p.add_argument("out", metavar="OUT.zip", help="the zip to write, e.g. autograder.zip")
     p.add_argument("--no-gpu", action="store_true",
                    help="the course drops the GPU tests (Gradescope has no GPU): left out of the tests and the "
                         "maximum; default: they stay pending and the summary says the course staff grade them "
@@ -43,8 +45,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_gradescope)
 
     p = sub.add_parser("prairielearn", help="PrairieLearn questions (one per module) and their grader image; "
-                                            "--grade ROOT: the image's entrypoint")
-    p.add_argument("out", nargs="?", help="the folder to write the course fragment to (must not exist or be empty)")
+                                            "--grade ROOT: the image's entrypoint", description=PRAIRIELEARN)
+    p.add_argument("out", nargs="?", metavar="OUT",
+                   help="the folder to write the course fragment to (must not exist or be empty)")
     p.add_argument("--assignment", metavar="NAME", help="this course.toml assignment's modules (its assessment: "
                    "prairielearn_assessment); default: the only one, or the whole kit without course.toml")
     p.add_argument("--image", metavar="NAME:TAG", help="the Docker Hub image every info.json names (build and push "
@@ -58,36 +61,42 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    "ROOT/results/results.json")
     p.set_defaults(func=cmd_prairielearn)
 
-    p = sub.add_parser("classroom-payload", help="one student's results as GitHub Classroom's reporter payload")
-    p.add_argument("results", help="a results folder written by `grader merge` (or `grader grade`)")
-    p.add_argument("--student", help="the student to report (default: the folder's only one)")
+    p = sub.add_parser("classroom-payload", help="one student's results as GitHub Classroom's reporter payload",
+                       description=CLASSROOM)
+    p.add_argument("results", metavar="DIR", help="a results folder written by `grader merge` (or `grader grade`)")
+    p.add_argument("--student", metavar="ID", help="the student to report (default: the folder's only one)")
     p.add_argument("--github-output", metavar="FILE", help="append result=PAYLOAD to this file ($GITHUB_OUTPUT); "
                    "else print the payload")
     p.add_argument("--assignment", metavar="NAME", help="the course.toml assignment the results are of (refused if not)")
     p.set_defaults(func=cmd_classroom_payload)
 
-    p = sub.add_parser("report", help="one self-contained HTML page on a graded class (instructor-only)")
-    p.add_argument("results", help="a results folder written by `grader grade` (or `grader merge`)")
-    p.add_argument("--out", required=True, help="the HTML file to write, e.g. report.html")
+    p = sub.add_parser("report", help="one self-contained HTML page on a graded class (instructor-only)",
+                       description=REPORT)
+    p.add_argument("results", metavar="DIR", help="a results folder written by `grader grade` (or `grader merge`)")
+    p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write, e.g. report.html")
     p.add_argument("--compare", metavar="OLD", help="an earlier results folder of the same class: who changed score")
     p.add_argument("--assignment", metavar="NAME", help="the course.toml assignment the results are of (refused if not)")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("similarity", help="which submissions share code (and which are close to the solutions)")
-    p.add_argument("submissions", nargs="+", help="submissions or folders of them (as for `grader grade`)")
-    p.add_argument("--out", required=True, help="the HTML file to write, e.g. similarity.html")
-    p.add_argument("--threshold", type=float, default=0.5, help="flag pairs sharing at least this share (default 0.5)")
-    p.add_argument("--top", type=int, default=20, help="pairs shown side by side (default 20)")
+    p = sub.add_parser("similarity", help="which submissions share code (and which are close to the solutions)",
+                       description=SIMILARITY)
+    p.add_argument("submissions", nargs="+", metavar="SUBMISSION",
+                   help="submissions or folders of them (as for `grader grade`)")
+    p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write, e.g. similarity.html")
+    p.add_argument("--threshold", type=float, default=0.5, metavar="SHARE", help="flag pairs sharing at least this share (default 0.5)")
+    p.add_argument("--top", type=int, default=20, metavar="N", help="pairs shown side by side (default 20)")
     p.set_defaults(func=cmd_similarity)
 
-    p = sub.add_parser("export", help="write the scores into Canvas's gradebook-import CSV")
-    p.add_argument("results", help="a results folder written by `grader grade` (or `grader merge`)")
+    p = sub.add_parser("export", help="write the scores into Canvas's gradebook-import CSV", description=EXPORT,
+                       epilog="Exit status: 0 written; 1 written, but some graded students are not in the roster "
+                              "(listed); 2 refused, nothing written.")
+    p.add_argument("results", metavar="DIR", help="a results folder written by `grader grade` (or `grader merge`)")
     p.add_argument("--canvas", required=True, metavar="ROSTER.csv", help="the gradebook CSV Canvas exported")
     p.add_argument("--assignment", metavar="NAME", help='the course.toml assignment (its canvas_column is filled), '
                    'or, without course.toml, the Canvas column itself, "Name (assignment id)"')
     p.add_argument("--column", metavar='"NAME (ID)"', help="the Canvas column to fill (default: the assignment's "
                    "canvas_column in course.toml)")
-    p.add_argument("--out", required=True, help="the CSV to import into Canvas")
+    p.add_argument("--out", required=True, metavar="FILE", help="the CSV to import into Canvas")
     p.add_argument("--map", metavar="IDS.csv", help="columns student,canvas: kit student id -> Canvas login/SIS id")
     p.add_argument("--allow-pending", action="store_true",
                    help="export even though GPU tests are pending (their points left out); default: refused, "
@@ -96,6 +105,72 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="--assignment is a new column (Canvas creates the assignment); default: it must be one of "
                         "the roster's columns, so a typo is refused")
     p.set_defaults(func=cmd_export)
+
+
+MERGE = """\
+Fills the CPU run's pending GPU tests from the CUDA run of the same submissions (`grader grade
+--device cuda`, the same folder layout as `grader grade`) and writes the merged results.json files,
+grades.csv and feedback pages to `--out`, with a summary table; a late penalty is applied again,
+as the CPU run's percentage of the merged raw score.  The merged folder is the grade of record
+where the course grades GPU tests (`grader export`, `--gradebook`).
+
+Refuses other kit versions or other submissions, and a folder that does not exist or holds no
+grades (a typo, a failed run: exit status 2).  Without GPU_DIR the GPU tests stay pending (the
+student workflow: summary and feedback pages only); `--fail-on-pending` then exits 1."""
+
+GRADESCOPE = """\
+Writes a Gradescope autograder bundle (`setup.sh`, `run_autograder`, the kit without solutions):
+upload it as the assignment's autograder.  Gradescope has no GPU: each student's summary says that
+the course staff grade the GPU tests on a GPU machine, or with `--no-gpu` they are left out of
+every student's tests and maximum (docs/INSTRUCTORS.md, GPU tests).  `run_autograder` adds
+`$KIT_GRADE_ARGS` to its `grader grade` (docs/ENVIRONMENT.md).  Instructor repository only."""
+
+PRAIRIELEARN = """\
+Writes a PrairieLearn course fragment to OUT: one externally graded question per module (its
+handout section, an editor pre-filled with the stub, `info.json` with its image and timeout), the
+assessment (`infoAssessment.json`, points without the GPU tests: PrairieLearn has no GPU;
+course.toml's `prairielearn_assessment` names it) and the grader image's recipe (`grader-image/`:
+a Dockerfile over the kit without solutions or hidden tests).  The image's entrypoint is `grader
+prairielearn --grade /grade`, which grades the student's files with `grader grade` and writes
+PrairieLearn's results.json.  Step by step: docs/PRAIRIELEARN.md."""
+
+CLASSROOM = """\
+Prints one student's results as the base64 payload GitHub Classroom's reporter action
+(`classroom-resources/autograding-grading-reporter@v1`) decodes: per-test scores summing to the
+kit's score; pending GPU tests count 0 of their points, status `error`.  With `--github-output`,
+it is appended to that file as `result`.  The student release's workflow runs it: that score is the
+student's preview, not a grade (docs/INSTRUCTORS.md, GitHub Classroom)."""
+
+REPORT = """\
+Writes one self-contained HTML page on a graded class, opening on the summary tables: score
+distribution (chart and numbers), timeouts, crashes and rejections, who changed score after a
+regrade (`--compare`), late submissions (no known time first), students; then per-module points as
+% of each module's maximum, pending GPU tests, and the tests hardest first with their most common
+failure messages (numbers masked): the 20 hardest in view, the rest collapsed, a filter box.  It
+reads the results folder and never runs student code."""
+
+SIMILARITY = """\
+Compares copydetect fingerprints over the code of every file that can run (the graded modules and
+the modules they import), each graded function's rule scope first (renaming a function and
+delegating to it, or reaching the code by a computed lookup, hides nothing), less what the stubs
+have; the reference solutions join as one more submission (leaked solutions top the list).  The
+page shows matching regions side by side.
+
+A submission whose graded functions reach code through a lookup no reading can follow is flagged
+(and compared).  Each submission is staged and read in a child under CPU, memory and time limits;
+one that cannot be read or spends its budget is flagged with the reason, and the page is written
+for the others."""
+
+EXPORT = """\
+Fills Canvas's gradebook-import CSV from the roster Canvas exported, students matched on their
+login or SIS ids (or a mapping file, `--map`); unmatched students on either side are listed, one
+per line, never dropped.  With course.toml, `--assignment NAME` fills that assignment's
+`canvas_column` (or `--column "NAME (ID)"`); without it, `--assignment` is the column itself.
+
+Refused (exit status 2, nothing written) while any exported student has GPU points pending
+(`grader merge` the GPU run first, or `--allow-pending` to export without them), and when the
+column is not one of the roster's (Canvas would create a new assignment: the roster's columns are
+listed, closest first; `--create-column` adds one on purpose)."""
 
 
 def needs_nbgrader(what: str, console: Console) -> int | None:
@@ -188,7 +263,7 @@ def cmd_gradescope(args: argparse.Namespace, console: Console) -> int:
     console.print(("GPU tests: left out of the points (" + ("--no-gpu)" if args.no_gpu else
                                                             "course.toml: gpu_tests = false)")) if no_gpu else
                   "GPU tests: pending on Gradescope (no GPU); grade them yourself with `grader grade --device cuda` "
-                  "+ `grader merge` (README: GPU tests), or rebuild with --no-gpu to leave them out", highlight=False)
+                  "+ `grader merge` (docs/INSTRUCTORS.md: GPU tests), or rebuild with --no-gpu to leave them out", highlight=False)
     return 0
 
 

@@ -20,18 +20,38 @@ from grader import MODULES, kit_version
 from grader.commands.common import abspath, needs_instructor_repo
 
 
+CHECK = """\
+Grades your implementation (PATH, default assignment/) with the public tests and prints a table
+per module (points and test counts, each column's unit in its header), one plain line per failed
+test, the modules not started yet in one line ("not attempted yet: ..."), and the GPU tests pending
+without CUDA in one line.  `--module M` (repeatable) checks those modules and lists each of their
+tests, passed and pending ones too.
+
+The files are staged exactly as `grader grade` takes them (module files plus helper modules next
+to them, UTF-8 only), then the tests run in-process, on Linux, macOS and Windows; a test a machine
+cannot check (the memory bound on Windows) is pending, "checked only when graded".  `--sandbox`
+grades exactly as `grader grade` does (staging, sandbox, the same tests).  PATH may also be the
+`.zip` about to be submitted, or a notebook (`grader check memory.ipynb`: docs/NOTEBOOKS.md).
+
+In the student release, `--hidden` says that it needs the instructor repository (exit status 2)."""
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """`grader check`."""
-    p = sub.add_parser("check", help="grade your implementation with the public tests")
-    p.add_argument("path", nargs="?", default=None, help="assignment folder or release copy (default: assignment/)")
-    p.add_argument("--module", action="append", choices=MODULES, help="only this module (repeatable)")
+    p = sub.add_parser("check", help="grade your implementation with the public tests", description=CHECK)
+    p.add_argument("path", nargs="?", default=None, metavar="PATH",
+                   help="assignment folder, release copy, .zip or notebook to check (default: assignment/)")
+    p.add_argument("--module", action="append", choices=MODULES, metavar="MODULE",
+                   help="only this module, every one of its tests listed (repeatable)")
     p.add_argument("--hidden", action="store_true", help="include the hidden tests (instructor repo only)")
     p.add_argument("--sandbox", action="store_true",
                    help="grade exactly as `grader grade` does: staged files, the sandbox, the same tests (slower)")
     p.add_argument("--sandbox-launcher", choices=("auto", "bubblewrap", "landlock", "rlimits"), default="auto",
                    help=argparse.SUPPRESS)
-    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
-    p.add_argument("--html", metavar="FILE", help="also write the feedback page (what passed and failed, with pictures)")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON (earned, possible, pending, and "
+                   "every test's record)")
+    p.add_argument("--html", metavar="FILE", help="also write the feedback page (what passed and failed, with "
+                   "pictures), as `grader grade` writes it for each student")
     p.add_argument("--assignment", metavar="NAME", help="check this course.toml assignment's modules (default: a "
                    "release's own assignment; the whole kit where course.toml has several)")
     p.set_defaults(func=cmd_check)

@@ -8,11 +8,19 @@
   README's test command but for that index (CI reaches only a mirror that holds the CPU build);
 * the README shows what a submissions folder looks like, and `grader grade` on a folder that does
   not exist prints that example (exit 2, nothing written); the student README shows
-  `grader check --module`.
+  `grader check --module`;
+* the README is a guide, not a manual (issue 33): about 200 lines, none over 500 characters, and
+  every page under docs/ it leads to exists;
+* docs/COMMANDS.md is what `grader.commands.reference` writes from the command line's parser (a
+  stale page fails, naming `grader stubs`), and every subcommand and every option is on it;
+* docs/ENVIRONMENT.md names every KIT_* environment variable that grader/, tests/, bench/ and .ci/
+  read or set, and nothing else.
 """
 
 from __future__ import annotations
 
+import argparse
+import ast
 import re
 import subprocess
 import sys
@@ -159,3 +167,121 @@ def test_the_student_readme_shows_check_for_one_module() -> None:
     text = _text(KIT_ROOT / "docs" / "STUDENT_README.md")
     assert re.search(r"`grader check --module \w+`", text)
     assert f"({WORDS[len(MODULES)]} modules)" in text
+
+
+def test_the_readme_is_a_guide_of_about_200_lines_that_leads_to_the_docs() -> None:
+    """Issue 33: the README was a ~400-line reference manual with table rows of 2,700 characters."""
+    lines = _text(KIT_ROOT / "README.md").splitlines()
+    assert len(lines) <= 230, f"README.md has {len(lines)} lines: move the details to a page under docs/"
+    long = [(n, len(line)) for n, line in enumerate(lines, start=1) if len(line) > 500]
+    assert not long, f"README.md lines over 500 characters (line, length): {long}"
+    linked = set(re.findall(r"\]\((docs/[A-Z_]+\.md)(?:#[\w-]+)?\)", _text(KIT_ROOT / "README.md")))
+    pages = {f"docs/{p.name}" for p in (KIT_ROOT / "docs").glob("*.md")}
+    assert pages - {"docs/STUDENT_README.md"} <= linked, f"pages under docs/ the README does not link: {pages - linked}"
+    assert linked <= pages, f"the README links pages that do not exist: {linked - pages}"
+
+
+def _parser():
+    from grader.cli import build_parser
+
+    return build_parser()
+
+
+def test_the_commands_page_is_what_the_parser_gives() -> None:
+    """docs/COMMANDS.md is generated (`grader stubs`); a hand edit or a changed help string makes it stale."""
+    from grader.commands import reference
+
+    assert reference.stale(_parser()) == [], reference.STALE
+
+
+def test_a_stale_commands_page_would_be_found(tmp_path: Path) -> None:
+    """(The check above can fail, and says which command rewrites the page.)"""
+    from grader.commands import reference
+
+    parser = _parser()
+    assert reference.stale(parser, tmp_path) == [reference.STALE]  # no page at all
+    assert reference.write(parser, tmp_path) and reference.stale(parser, tmp_path) == []
+    assert not reference.write(parser, tmp_path)  # up to date: nothing rewritten
+    page = reference.path(tmp_path)
+    page.write_text(page.read_text().replace("Resumable", "Resumeable"))
+    assert reference.stale(parser, tmp_path) == [reference.STALE] and "run `grader stubs`" in reference.STALE
+    grade = next(p for name, _, p in reference.commands(parser) if name == "grade")
+    grade.add_argument("--new-option", help="an option nobody documented")
+    reference.write(_parser(), tmp_path)
+    assert reference.stale(parser, tmp_path) == [reference.STALE]
+
+
+def test_every_subcommand_and_option_is_on_the_commands_page() -> None:
+    from grader.commands import reference
+
+    parser = _parser()
+    page = reference.path().read_text(encoding="utf-8")
+    sections = dict(re.findall(r"^## `grader ([\w-]+)`\n(.*?)(?=^## |\Z)", page, re.MULTILINE | re.DOTALL))
+    commands = reference.commands(parser)
+    assert [name for name, _, _ in commands] == list(sections), "every subcommand, in `grader --help`'s order"
+    assert len(commands) >= 17
+    for name, help, sub in commands:
+        assert help and " ".join(help.split())[1:] in " ".join(sections[name].split()), name
+        for action in sub._actions:
+            if action.help == argparse.SUPPRESS or not action.option_strings or action.option_strings == ["-h", "--help"]:
+                continue
+            for option in action.option_strings:
+                assert re.search(rf"^\* `[^`]*{re.escape(option)}\b", sections[name], re.MULTILINE), (name, option)
+    described = {name for name, _, sub in commands if sub.description}
+    for name in ("check", "stubs", "release", "validate", "grade", "merge", "export", "doctor"):  # met first
+        assert name in described, f"grader {name} has no description"
+
+
+ENVIRONMENT = KIT_ROOT / "docs" / "ENVIRONMENT.md"
+_ENV_NAME = re.compile(r"KIT_[A-Z0-9_]+")
+
+
+def environment_variables() -> dict[str, set[str]]:
+    """Every KIT_* environment variable the kit reads or sets -> the files that name it: string
+    constants in the Python of grader/, tests/ and bench/ that are such a name (``os.environ.get(
+    "KIT_X")``, ``ENV = "KIT_X"``, ``env={"KIT_X": ...}``) or hold a shell reference to one (``$KIT_X``,
+    ``${KIT_X:-...}`` in a script the kit writes), and every KIT_* name in .ci/.  A name the `grader`
+    package defines as a Python constant (KIT_ROOT) is not an environment variable; this file's
+    examples are not read."""
+    import grader
+
+    found: dict[str, set[str]] = {}
+    for top in ("grader", "tests", "bench"):
+        for path in sorted((KIT_ROOT / top).rglob("*.py")):
+            rel = str(path.relative_to(KIT_ROOT))
+            if rel == "tests/kit/test_docs.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), rel)):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    names = re.findall(r"\$\{?(KIT_[A-Z0-9_]+)", node.value)
+                    if _ENV_NAME.fullmatch(node.value):
+                        names.append(node.value)
+                    for name in names:
+                        found.setdefault(name, set()).add(rel)
+    for path in sorted((KIT_ROOT / ".ci").glob("*")):
+        if path.is_file():
+            for name in _ENV_NAME.findall(path.read_text(encoding="utf-8", errors="replace")):
+                found.setdefault(name, set()).add(str(path.relative_to(KIT_ROOT)))
+    return {name: files for name, files in found.items() if not hasattr(grader, name)}
+
+
+def test_every_environment_variable_is_on_the_environment_page_and_only_those() -> None:
+    found = environment_variables()
+    assert {"KIT_COURSE", "KIT_BUNDLE", "KIT_REQUIRE_SLURM", "KIT_GRADE_ARGS"} <= set(found)  # the scan works
+    page = _text(ENVIRONMENT)
+    listed = set(re.findall(r"^\| `(KIT_[A-Z0-9_]+)` \|", page, re.MULTILINE))
+    missing = {name: sorted(files) for name, files in found.items() if name not in listed}
+    assert not missing, f"KIT_* variables the code reads that docs/ENVIRONMENT.md does not list: {missing}"
+    assert not listed - set(found), f"docs/ENVIRONMENT.md lists variables no code reads: {sorted(listed - set(found))}"
+    named = set(_ENV_NAME.findall(page)) - {"KIT_ROOT"}
+    assert named <= set(found), f"docs/ENVIRONMENT.md names variables no code reads: {sorted(named - set(found))}"
+
+
+def test_a_variable_missing_from_the_environment_page_would_be_found(tmp_path: Path, monkeypatch) -> None:
+    """(The check above can fail: a new os.environ.get("KIT_...") in grader/ is caught.)"""
+    import tests.kit.test_docs as me
+
+    real = environment_variables()
+    monkeypatch.setattr(me, "environment_variables", lambda: {**real, "KIT_SOMETHING_NEW": {"grader/x.py"}})
+    with pytest.raises(AssertionError, match="KIT_SOMETHING_NEW"):
+        me.test_every_environment_variable_is_on_the_environment_page_and_only_those()

@@ -1,7 +1,7 @@
 """The late policy (`grader.batch.late`, `late_batch`, `gittime`): the rules, the inputs, results.json,
 grades.csv, merge, the gradebook, the report, and one real `grader grade` batch.
 
-Policy under test (README "Late policy"): every started day (or hour) after deadline + grace
+Policy under test (docs/INSTRUCTORS.md, "Late policy"): every started day (or hour) after deadline + grace
 costs the rate, up to the cap, as a share of the points earned; an extension replaces the
 deadline; no known time means no penalty and a note; bad input stops the command (exit 2)
 before anything is written.
