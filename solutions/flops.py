@@ -253,20 +253,26 @@ def count_matmul_flops(fn: Callable[..., Any], *args: Any) -> int:
 def get_promised_flop_per_sec(device_name: str, dtype: torch.dtype) -> float:
     """Return a GPU's promised peak FLOP/s for matmuls in `dtype`, from NVIDIA's datasheets.
 
-    `device_name` is what ``torch.cuda.get_device_name()`` reports, e.g.
-    "NVIDIA A100-SXM4-80GB", "NVIDIA A100-PCIE-40GB", "NVIDIA H100 80GB HBM3" (the SXM
-    H100), "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200", "NVIDIA H200 NVL".
-    Match on the model ("A100", "H100", "H200") and, for H100 and H200, on the form factor:
-    a name containing "PCIe" (any case) is the PCIe card, one containing "NVL" the NVL card,
-    any other H100/H200 is the SXM module.  (The H200 datasheet has no PCIe card: an H200 name
-    with "PCIe" in it is a GPU not in the table.)
+    `device_name` is what ``torch.cuda.get_device_name()`` reports, e.g. "Tesla T4",
+    "NVIDIA L4", "NVIDIA A100-SXM4-40GB" (Colab gives out these three), "NVIDIA A100-SXM4-80GB",
+    "NVIDIA A100-PCIE-40GB", "NVIDIA H100 80GB HBM3" (the SXM H100), "NVIDIA H100 PCIe",
+    "NVIDIA H100 NVL", "NVIDIA H200", "NVIDIA H200 NVL".
+    Match on the model ("T4", "L4", "A100", "H100", "H200") as a whole *word* of the name, the
+    name split at spaces and hyphens ("NVIDIA A100-SXM4-40GB" has the words NVIDIA, A100, SXM4
+    and 40GB): "NVIDIA L40S" is not an L4, "NVIDIA T400 4GB" not a T4.  For H100 and H200, match
+    the form factor too: a name containing "PCIe" (any case) is the PCIe card, one containing
+    "NVL" the NVL card, any other H100/H200 is the SXM module.  (The H200 datasheet has no PCIe
+    card: an H200 name with "PCIe" in it is a GPU not in the table.)
 
     Tensor-core figures come dense or *with 2:4 structured sparsity* (exactly 2× dense).  The
-    A100 datasheet lists both (bf16/fp16: 312 dense, 624 sparse TFLOP/s); the H100 and H200
-    datasheets list only the sparse figure, marked "*" (H100 SXM bf16: 1979*), so a dense
-    matmul gets **half** of it.  Return dense figures.  FP32 figures are not tensor-core
-    figures and have no sparse form.  float32 means plain FP32 (no TF32: PyTorch does
-    not use TF32 for float32 matmuls by default); bfloat16 and float16 have the same peak.
+    A100 datasheet lists both (bf16/fp16: 312 dense, 624 sparse TFLOP/s); the H100, H200 and L4
+    datasheets list only the sparse figure, marked "*" (H100 SXM bf16: 1979*; L4: 242*), so a
+    dense matmul gets **half** of it; the T4's tensor cores (Turing) have no sparsity, and its
+    datasheet's figure (65 TFLOP/s, "mixed precision FP16/FP32") is dense.  Return dense
+    figures.  FP32 figures are not tensor-core figures and have no sparse form.  float32 means
+    plain FP32 (no TF32: PyTorch does not use TF32 for float32 matmuls by default); bfloat16 and
+    float16 have the same peak, except on the T4: its tensor cores have no bfloat16 (that came
+    with Ampere, the A100), so the T4 has no bfloat16 figure and raises ValueError for it.
 
     ================================ ================== ========================
     GPU (datasheet)                  float32 (FP32)     bfloat16 / float16, dense
@@ -277,12 +283,17 @@ def get_promised_flop_per_sec(device_name: str, dtype: torch.dtype) -> float:
     H100 NVL [2]                     60e12              835.5e12 (1671 sparse)
     H200 SXM [3]                     67e12              989.5e12 (1979 sparse)
     H200 NVL [3]                     60e12              835.5e12 (1671 sparse)
+    T4 [4]                           8.1e12             65e12 float16 only (no bfloat16)
+    L4 [5]                           30.3e12            121e12  (242 sparse)
     ================================ ================== ========================
 
     [1] NVIDIA A100 Tensor Core GPU datasheet,
         https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf
     [2] NVIDIA H100 Tensor Core GPU datasheet, https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet
     [3] NVIDIA H200 Tensor Core GPU datasheet, https://www.nvidia.com/en-us/data-center/h200/
+    [4] NVIDIA T4 Tensor Core GPU datasheet,
+        https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/tesla-t4/t4-tensor-core-datasheet-951643.pdf
+    [5] NVIDIA L4 Tensor Core GPU datasheet, https://resources.nvidia.com/en-us-data-center-overview/l4-gpu-datasheet
 
     (The lecture uses 67.5e12 for H100 SXM FP32, the datasheet 67e12: the tests accept any
     value within 2% of this table, so both pass.)
@@ -295,8 +306,8 @@ def get_promised_flop_per_sec(device_name: str, dtype: torch.dtype) -> float:
         A ``float``: FLOP/s.
 
     Raises:
-        ValueError: for a GPU not in the table (e.g. "NVIDIA GeForce RTX 4090", "cpu") or
-            another dtype (e.g. float64, float8).
+        ValueError: for a GPU not in the table (e.g. "NVIDIA GeForce RTX 4090", "NVIDIA L40S",
+            "cpu"), another dtype (e.g. float64, float8), or bfloat16 on the T4.
     """
     ### BEGIN SOLUTION
     peaks = {  # (fp32, dense bf16/fp16)
@@ -306,20 +317,25 @@ def get_promised_flop_per_sec(device_name: str, dtype: torch.dtype) -> float:
         "H100 NVL": (60e12, 1671e12 / 2),
         "H200 SXM": (67e12, 1979e12 / 2),
         "H200 NVL": (60e12, 1671e12 / 2),
+        "T4": (8.1e12, 65e12),  # fp16 only, dense (Turing: no sparsity)
+        "L4": (30.3e12, 242e12 / 2),
     }
-    if "A100" in device_name:
-        gpu = "A100"
-    elif "H100" in device_name or "H200" in device_name:
-        model = "H100" if "H100" in device_name else "H200"
+    words = device_name.replace("-", " ").split()  # "NVIDIA A100-SXM4-40GB" -> NVIDIA, A100, SXM4, 40GB
+    model = next((word for word in words if word in ("T4", "L4", "A100", "H100", "H200")), None)
+    if model in ("H100", "H200"):
         form = "PCIe" if "pcie" in device_name.lower() else "NVL" if "NVL" in device_name else "SXM"
         gpu = f"{model} {form}"
         if gpu not in peaks:
             raise ValueError(f"no datasheet figures for {device_name!r}")
+    elif model is not None:
+        gpu = model
     else:
         raise ValueError(f"no datasheet figures for {device_name!r}")
     fp32, half = peaks[gpu]
     if dtype == torch.float32:
         return fp32
+    if dtype == torch.bfloat16 and gpu == "T4":
+        raise ValueError(f"the T4 has no bfloat16 tensor cores: no datasheet figure for {dtype}")
     if dtype in (torch.bfloat16, torch.float16):
         return half
     raise ValueError(f"no datasheet figure for {dtype} on {device_name!r}")

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from grader.expect import assert_cases, assert_close, assert_equal, assert_type
 from grader.reference import reference
 from tests.probes._flops_models import torch_chain_flops, torch_matmul_flops
-from tests.public.test_flops import DATASHEET, check_counts, check_fake_clock, check_peaks
+from tests.probes._gpu import tensor_core_dtype
+from tests.probes._tensors import dtype_of
+from tests.public.test_flops import DATASHEET, PUBLIC_PEAK_NAMES, check_counts, check_fake_clock, check_peaks
 
 
 def draw(strategy: st.SearchStrategy, n: int) -> list[Any]:
@@ -176,13 +178,17 @@ def test_count_matmul_flops_more_models(student):
 
 @pytest.mark.points(1)
 def test_promised_flop_per_sec_more_devices(student):
-    """dense peaks for the other A100 names and the NVL cards; ValueError for unknown GPUs (an H200 PCIe too) and dtypes"""
-    check_peaks(student, [n for n in DATASHEET if n not in ("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3")])
+    """dense peaks for the other A100 names and the NVL cards; ValueError for unknown GPUs (an H200 PCIe, names with T4/L4/A100/H200 inside a word) and dtypes"""
+    check_peaks(student, [n for n in DATASHEET if n not in PUBLIC_PEAK_NAMES])
     # the docstring: the H200 datasheet has no PCIe card, so an H200 name with "PCIe" (any case) is a GPU not
-    # in the table (not the SXM figures, not a KeyError)
+    # in the table (not the SXM figures, not a KeyError); the model is a whole word of the name, so a T400,
+    # an RTX A1000 or a GH200 is not a T4, an A100 or an H200
     for name, dtype in (("cpu", "float32"), ("Tesla V100-SXM2-16GB", "float16"), ("NVIDIA H100 80GB HBM3", "float64"),
                         ("NVIDIA H100 80GB HBM3", "float8_e4m3fn"), ("NVIDIA A100-SXM4-80GB", "float8_e5m2"),
-                        ("NVIDIA H200 PCIe", "bfloat16"), ("NVIDIA H200 141GB PCIE", "float32")):
+                        ("NVIDIA H200 PCIe", "bfloat16"), ("NVIDIA H200 141GB PCIE", "float32"),
+                        ("NVIDIA L4", "float8_e4m3fn"), ("NVIDIA T400 4GB", "float16"),
+                        ("NVIDIA RTX A1000 6GB Laptop GPU", "float32"), ("NVIDIA GH200 480GB", "bfloat16"),
+                        ("NVIDIA L40S", "bfloat16")):
         student.raises("flops.promised_flop_per_sec_one", "ValueError", device_name=name, dtype=dtype)
 
 
@@ -196,12 +202,13 @@ def test_time_matmul_trials(student):
 @pytest.mark.gpu
 @pytest.mark.points(2)
 def test_time_matmul_agrees_with_cuda_events(student):
-    """on the GPU, time_matmul agrees within 2× with a CUDA-event measurement of the same bf16 matmul"""
+    """on the GPU, time_matmul agrees within 2× with a CUDA-event measurement of the same bf16 matmul (fp16 on a GPU without bf16 tensor cores)"""
     n, trials = 4096, 20
-    got = student.probe("flops.time_matmul_on_gpu", n=n, dtype="bfloat16", trials=trials)
+    half = tensor_core_dtype(torch.cuda.get_device_capability())  # tests/probes/_gpu.py
+    got = student.probe("flops.time_matmul_on_gpu", n=n, dtype=half, trials=trials)
     assert_type(got, float, "time_matmul")
-    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    a = torch.randn(n, n, device="cuda", dtype=dtype_of(half))
+    b = torch.randn(n, n, device="cuda", dtype=dtype_of(half))
     for _ in range(3):  # warm-up
         a @ b
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -53,23 +53,49 @@ def ok_counter_from_output(self, func, types, args=(), kwargs=None):
     return out
 
 
-@variant(replaces="get_promised_flop_per_sec", why="lookup by regex-free string checks in another order, lecture's 67.5e12 for H100 SXM fp32")
+@variant(replaces="get_promised_flop_per_sec", why="regex-free checks of lower-cased words in another order, lecture's 67.5e12 for H100 SXM fp32")
 def ok_peak_lecture(device_name, dtype):
     name = device_name.lower()
+    words = name.replace("-", " ").split()
     if dtype not in (torch.float32, torch.bfloat16, torch.float16):
         raise ValueError(f"dtype {dtype}")
     half = dtype != torch.float32
-    if "a100" in name:
+    if "t4" in words:
+        if dtype == torch.bfloat16:
+            raise ValueError("the T4 has no bfloat16 tensor cores")
+        return 65e12 if half else 8.1e12
+    if "l4" in words:
+        return 121e12 if half else 30.3e12
+    if "a100" in words:
         return 312e12 if half else 19.5e12
-    if "h100" in name or "h200" in name:
+    if "h100" in words or "h200" in words:
         if "pcie" in name:
-            if "h200" in name:
+            if "h200" in words:
                 raise ValueError(device_name)
             return 756.5e12 if half else 51e12
         if "nvl" in name:
             return 835.5e12 if half else 60e12
         return 989.5e12 if half else 67.5e12
     raise ValueError(device_name)
+
+
+@variant(replaces="get_promised_flop_per_sec", why="the words by re.split (re imported in the function), one dict keyed by (model, form)")
+def ok_peak_regex_words(device_name, dtype):
+    import re
+
+    table = {("T4", ""): (8.1e12, 65e12), ("L4", ""): (30.3e12, 121e12), ("A100", ""): (19.5e12, 312e12),
+             ("H100", "SXM"): (67e12, 989.5e12), ("H100", "PCIe"): (51e12, 756.5e12), ("H100", "NVL"): (60e12, 835.5e12),
+             ("H200", "SXM"): (67e12, 989.5e12), ("H200", "NVL"): (60e12, 835.5e12)}
+    words = re.split(r"[\s-]+", device_name.strip())
+    model = next((w for w in words if w in ("T4", "L4", "A100", "H100", "H200")), None)
+    form = ""
+    if model in ("H100", "H200"):
+        form = "PCIe" if re.search("pcie", device_name, re.IGNORECASE) else "NVL" if "NVL" in device_name else "SXM"
+    if (model, form) not in table or dtype not in (torch.float32, torch.float16, torch.bfloat16) \
+            or (model == "T4" and dtype == torch.bfloat16):
+        raise ValueError(f"no datasheet figure for {dtype} on {device_name!r}")
+    fp32, half = table[(model, form)]
+    return fp32 if dtype == torch.float32 else half
 
 
 @variant(replaces="time_matmul", why="mean of per-trial perf_counter intervals, two warm-ups")
