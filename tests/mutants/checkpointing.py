@@ -1,53 +1,39 @@
 """Mutants of solutions/checkpointing.py: each is one bug a student plausibly writes."""
 
-import os
-import random
-import tempfile
-
-import numpy as np
-import torch
-
-from grader.mutants import edit, mutant
+from grader.mutants import edit
 
 
-@mutant(replaces="load_checkpoint", why="restores weights, optimizer and iteration but no RNG state (as if none was saved)", against="106d437dea47")
-def load_without_rng(src, model, optimizer):
-    state = torch.load(src, weights_only=True, map_location="cpu")
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    return int(state["iteration"])
+edit("load_without_rng", within="load_checkpoint",
+     why="restores weights, optimizer and iteration but no RNG state (as if none was saved)",
+     old=('    rng = state["rng"]\n'
+          '    random.setstate(rng["python"])\n'
+          '    numpy_state = rng["numpy"]\n'
+          '    np.random.set_state((numpy_state["name"], numpy_state["key"].numpy().astype(np.uint32),\n'
+          '                         numpy_state["pos"], numpy_state["has_gauss"], numpy_state["cached_gaussian"]))\n'
+          '    torch.set_rng_state(rng["torch"])\n'
+          '    if "cuda" in rng and torch.cuda.is_available():\n'
+          '        torch.cuda.set_rng_state_all(rng["cuda"])\n'),
+     new="")
 
 
-@mutant(replaces="load_checkpoint", why="forgets to restore NumPy's generator", against="106d437dea47")
-def load_without_numpy_rng(src, model, optimizer):
-    state = torch.load(src, weights_only=True, map_location="cpu")
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    random.setstate(state["rng"]["python"])
-    torch.set_rng_state(state["rng"]["torch"])
-    return int(state["iteration"])
+edit("load_without_numpy_rng", within="load_checkpoint",
+     why="forgets to restore NumPy's generator",
+     old=('    numpy_state = rng["numpy"]\n'
+          '    np.random.set_state((numpy_state["name"], numpy_state["key"].numpy().astype(np.uint32),\n'
+          '                         numpy_state["pos"], numpy_state["has_gauss"], numpy_state["cached_gaussian"]))\n'),
+     new="")
 
 
-@mutant(replaces="load_checkpoint", why="forgets to restore Python's `random` generator", against="106d437dea47")
-def load_without_python_rng(src, model, optimizer):
-    state = torch.load(src, weights_only=True, map_location="cpu")
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    s = state["rng"]["numpy"]
-    np.random.set_state((s["name"], s["key"].numpy().astype(np.uint32), s["pos"], s["has_gauss"], s["cached_gaussian"]))
-    torch.set_rng_state(state["rng"]["torch"])
-    return int(state["iteration"])
+edit("load_without_python_rng", within="load_checkpoint",
+     why="forgets to restore Python's `random` generator",
+     old='    random.setstate(rng["python"])\n',
+     new="")
 
 
-@mutant(replaces="load_checkpoint", why="forgets to restore torch's generator (dropout masks differ)", against="106d437dea47")
-def load_without_torch_rng(src, model, optimizer):
-    state = torch.load(src, weights_only=True, map_location="cpu")
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    random.setstate(state["rng"]["python"])
-    s = state["rng"]["numpy"]
-    np.random.set_state((s["name"], s["key"].numpy().astype(np.uint32), s["pos"], s["has_gauss"], s["cached_gaussian"]))
-    return int(state["iteration"])
+edit("load_without_torch_rng", within="load_checkpoint",
+     why="forgets to restore torch's generator (dropout masks differ)",
+     old='    torch.set_rng_state(rng["torch"])\n',
+     new="")
 
 
 edit("load_without_optimizer", within="load_checkpoint",
@@ -75,81 +61,51 @@ edit("load_returns_nothing", within="load_checkpoint",
             "")])
 
 
-@mutant(replaces="save_checkpoint", why="not atomic: torch.save straight to the path, so a crash leaves a truncated file", against="8ce433c5de75")
-def save_not_atomic(model, optimizer, iteration, out):
-    s = np.random.get_state()
-    rng = {"python": random.getstate(),
-           "numpy": {"name": s[0], "key": torch.from_numpy(s[1].astype(np.int64)), "pos": int(s[2]),
-                     "has_gauss": int(s[3]), "cached_gaussian": float(s[4])},
-           "torch": torch.get_rng_state()}
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iteration": int(iteration),
-                "rng": rng}, out)
+edit("save_not_atomic", within="save_checkpoint",
+     why="not atomic: torch.save straight to the path, so a crash leaves a truncated file",
+     old=("    path = os.fspath(out)\n"
+          "    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),\n"
+          '                               prefix=f".{os.path.basename(path)}.", suffix=".tmp")\n'
+          "    try:\n"
+          '        with os.fdopen(fd, "wb") as f:\n'
+          "            torch.save(state, f)\n"
+          "            f.flush()\n"
+          "            os.fsync(f.fileno())\n"
+          "        os.replace(tmp, path)\n"
+          "    except BaseException:\n"
+          "        if os.path.exists(tmp):\n"
+          "            os.unlink(tmp)\n"
+          "        raise"),
+     new="    torch.save(state, out)")
 
 
-@mutant(replaces="save_checkpoint", why="temp file and os.replace, but no flush/fsync before the rename", against="8ce433c5de75")
-def save_without_fsync(model, optimizer, iteration, out):
-    s = np.random.get_state()
-    rng = {"python": random.getstate(),
-           "numpy": {"name": s[0], "key": torch.from_numpy(s[1].astype(np.int64)), "pos": int(s[2]),
-                     "has_gauss": int(s[3]), "cached_gaussian": float(s[4])},
-           "torch": torch.get_rng_state()}
-    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iteration": int(iteration), "rng": rng}
-    if not isinstance(out, (str, os.PathLike)):
-        torch.save(state, out)
-        return
-    tmp = os.fspath(out) + ".tmp"
-    torch.save(state, tmp)
-    os.replace(tmp, out)
+edit("save_without_fsync", within="save_checkpoint",
+     why="temp file and os.replace, but no flush/fsync before the rename",
+     old=("            f.flush()\n"
+          "            os.fsync(f.fileno())\n"),
+     new="")
 
 
-@mutant(replaces="save_checkpoint", why="stores NumPy's state tuple as is (an ndarray): weights_only=True refuses the file", against="8ce433c5de75")
-def save_numpy_state_raw(model, optimizer, iteration, out):
-    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iteration": int(iteration),
-             "rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}}
-    if not isinstance(out, (str, os.PathLike)):
-        torch.save(state, out)
-        return
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
-    with os.fdopen(fd, "wb") as f:
-        torch.save(state, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, out)
+edit("save_numpy_state_raw", within="save_checkpoint",
+     why="stores NumPy's state tuple as is (an ndarray): weights_only=True refuses the file",
+     old=('"numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),\n'
+          '                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),\n'
+          '                  "cached_gaussian": float(numpy_state[4])},'),
+     new='"numpy": numpy_state,')
 
 
-@mutant(replaces="save_checkpoint", why="handles only paths: opens `out` itself, so a file object fails", against="8ce433c5de75")
-def save_paths_only(model, optimizer, iteration, out):
-    s = np.random.get_state()
-    rng = {"python": random.getstate(),
-           "numpy": {"name": s[0], "key": torch.from_numpy(s[1].astype(np.int64)), "pos": int(s[2]),
-                     "has_gauss": int(s[3]), "cached_gaussian": float(s[4])},
-           "torch": torch.get_rng_state()}
-    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iteration": int(iteration), "rng": rng}
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
-    with os.fdopen(fd, "wb") as f:
-        torch.save(state, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, out)
+edit("save_paths_only", within="save_checkpoint",
+     why="handles only paths: opens `out` itself, so a file object fails",
+     old=("    if not isinstance(out, (str, os.PathLike)):\n"
+          "        torch.save(state, out)\n"
+          "        return\n"),
+     new="")
 
 
-@mutant(replaces="save_checkpoint", why="saves the RNG states after drawing a number from each (e.g. a random temp-file name from `random`)", against="8ce433c5de75")
-def save_consumes_rng(model, optimizer, iteration, out):
-    s = np.random.get_state()
-    rng = {"python": random.getstate(),
-           "numpy": {"name": s[0], "key": torch.from_numpy(s[1].astype(np.int64)), "pos": int(s[2]),
-                     "has_gauss": int(s[3]), "cached_gaussian": float(s[4])},
-           "torch": torch.get_rng_state()}
-    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iteration": int(iteration), "rng": rng}
-    if not isinstance(out, (str, os.PathLike)):
-        torch.save(state, out)
-        return
-    tmp = f"{os.fspath(out)}.{random.randrange(1 << 30)}.tmp"
-    with open(tmp, "wb") as f:
-        torch.save(state, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, out)
+edit("save_consumes_rng", within="save_checkpoint",
+     why="saves the RNG states after drawing a number from each (e.g. a random temp-file name from `random`)",
+     old='prefix=f".{os.path.basename(path)}.", suffix=".tmp")',
+     new='prefix=f".{os.path.basename(path)}.{random.randrange(1 << 30)}.", suffix=".tmp")')
 
 
 # == from the 2026-11-22 breaking pass (written before reading the suites) ==
@@ -173,75 +129,29 @@ edit("save_checkpoint_tmp_in_tempdir", within="save_checkpoint",
            ("os.replace(tmp, path)", "os.replace(tmp, out)")])
 
 
-@mutant(replaces="save_checkpoint", why="temporary file in the system temp dir, moved with shutil.move (a copy across file systems: not atomic)", against="8ce433c5de75")
-def save_checkpoint_tmp_shutil_move(model, optimizer, iteration, out):
-    import shutil
-    numpy_state = np.random.get_state()
-    rng = {
-        "python": random.getstate(),
-        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
-                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
-                  "cached_gaussian": float(numpy_state[4])},
-        "torch": torch.get_rng_state(),
-    }
-    if torch.cuda.is_available():
-        rng["cuda"] = torch.cuda.get_rng_state_all()
-    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-             "iteration": int(iteration), "rng": rng}
-    if not isinstance(out, (str, os.PathLike)):
-        torch.save(state, out)
-        return
-    fd, tmp = tempfile.mkstemp(suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        torch.save(state, f)
-        f.flush()
-        os.fsync(f.fileno())
-    shutil.move(tmp, os.fspath(out))
+edit("save_checkpoint_tmp_shutil_move", within="save_checkpoint",
+     why="temporary file in the system temp dir, moved with shutil.move (a copy across file systems: not atomic)",
+     edits=[(("fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),\n"
+              '                               prefix=f".{os.path.basename(path)}.", suffix=".tmp")'),
+             ("import shutil\n"
+              "\n"
+              '    fd, tmp = tempfile.mkstemp(suffix=".tmp")')),
+            ("os.replace(tmp, path)",
+             "shutil.move(tmp, path)")])
 
 
-@mutant(replaces="save_checkpoint", why="not atomic: torch.save straight to the path (fsync afterwards)", against="8ce433c5de75")
-def save_checkpoint_direct(model, optimizer, iteration, out):
-    numpy_state = np.random.get_state()
-    rng = {
-        "python": random.getstate(),
-        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
-                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
-                  "cached_gaussian": float(numpy_state[4])},
-        "torch": torch.get_rng_state(),
-    }
-    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-             "iteration": int(iteration), "rng": rng}
-    if not isinstance(out, (str, os.PathLike)):
-        torch.save(state, out)
-        return
-    with open(out, "wb") as f:
-        torch.save(state, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(out, out)
+edit("save_checkpoint_direct", within="save_checkpoint",
+     why="not atomic: torch.save straight to the path (fsync afterwards)",
+     old=("fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),\n"
+          '                               prefix=f".{os.path.basename(path)}.", suffix=".tmp")'),
+     new="fd, tmp = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), path")
 
 
-@mutant(replaces="save_checkpoint", why="a failed save leaves its temporary file behind", against="8ce433c5de75")
-def save_checkpoint_no_cleanup(model, optimizer, iteration, out):
-    numpy_state = np.random.get_state()
-    rng = {
-        "python": random.getstate(),
-        "numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),
-                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),
-                  "cached_gaussian": float(numpy_state[4])},
-        "torch": torch.get_rng_state(),
-    }
-    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-             "iteration": int(iteration), "rng": rng}
-    if not isinstance(out, (str, os.PathLike)):
-        torch.save(state, out)
-        return
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
-    with os.fdopen(fd, "wb") as f:
-        torch.save(state, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, out)
+edit("save_checkpoint_no_cleanup", within="save_checkpoint",
+     why="a failed save leaves its temporary file behind",
+     old=("        if os.path.exists(tmp):\n"
+          "            os.unlink(tmp)\n"),
+     new="        pass\n")
 
 
 edit("save_checkpoint_swallows", within="save_checkpoint",
@@ -333,25 +243,12 @@ edit("save_checkpoint_rewinds", within="save_checkpoint",
            ("os.replace(tmp, path)", "os.replace(tmp, out)")])
 
 
-@mutant(replaces="save_checkpoint", why="saves numpy's state as the raw tuple (ndarray inside): not loadable with weights_only=True", against="8ce433c5de75")
-def save_checkpoint_raw_numpy(model, optimizer, iteration, out):
-    rng = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-             "iteration": int(iteration), "rng": rng}
-    if not isinstance(out, (str, os.PathLike)):
-        torch.save(state, out)
-        return
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(state, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+edit("save_checkpoint_raw_numpy", within="save_checkpoint",
+     why="saves numpy's state as the raw tuple (ndarray inside): not loadable with weights_only=True",
+     old=('"numpy": {"name": str(numpy_state[0]), "key": torch.from_numpy(numpy_state[1].astype(np.int64)),\n'
+          '                  "pos": int(numpy_state[2]), "has_gauss": int(numpy_state[3]),\n'
+          '                  "cached_gaussian": float(numpy_state[4])},'),
+     new='"numpy": numpy_state,')
 
 
 edit("save_checkpoint_params_only", within="save_checkpoint",

@@ -1,9 +1,9 @@
 """Mutants of solutions/cruncher.py: each is one bug a student plausibly writes."""
 
-
-import torch
-
 from grader.mutants import edit, mutant
+from tests.mutants import reference_default
+
+OPTIMIZER = reference_default("cruncher_memory_bytes", "optimizer")  # its default optimizer
 
 
 edit("linear_std_one", within="Linear.__init__",
@@ -113,33 +113,31 @@ edit("cruncher_num_parameters_no_final", within="cruncher_num_parameters",
      new="return num_layers * dim * dim")
 
 
-@mutant(replaces="cruncher_memory_bytes", why="forgets the activations", against="6cd73e853c05")
-def cruncher_memory_no_activations(batch, dim, num_layers, optimizer="adagrad"):
-    state = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}[optimizer]
-    params = num_layers * dim * dim + dim
-    return 4 * (params + params + state * params)
+edit("cruncher_memory_no_activations", within="cruncher_memory_bytes",
+     why="forgets the activations",
+     old="activations = batch * dim * num_layers",
+     new="activations = 0")
 
 
-@mutant(replaces="cruncher_memory_bytes", why="one optimizer state value per parameter whatever the optimizer", against="6cd73e853c05")
-def cruncher_memory_one_state(batch, dim, num_layers, optimizer="adagrad"):
-    if optimizer not in ("sgd", "adagrad", "rmsprop", "adam", "adamw"):
-        raise ValueError(optimizer)
-    params = num_layers * dim * dim + dim
-    return 4 * (params + batch * dim * num_layers + params + params)
+edit("cruncher_memory_one_state", within="cruncher_memory_bytes",
+     why="one optimizer state value per parameter whatever the optimizer",
+     old="state_values[optimizer] * params",
+     new="params")
 
 
-@mutant(replaces="cruncher_memory_bytes", why="returns the number of values, not bytes (forgets × 4)", against="6cd73e853c05")
-def cruncher_memory_values(batch, dim, num_layers, optimizer="adagrad"):
-    state = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}[optimizer]
-    params = num_layers * dim * dim + dim
-    return params + batch * dim * num_layers + params + state * params
+edit("cruncher_memory_values", within="cruncher_memory_bytes",
+     why="returns the number of values, not bytes (forgets × 4)",
+     old="return FP32_BYTES * (params + activations + params + state_values[optimizer] * params)",
+     new="return params + activations + params + state_values[optimizer] * params")
 
 
-@mutant(replaces="cruncher_memory_bytes", why="treats an unknown optimizer like AdaGrad instead of raising", against="6cd73e853c05")
-def cruncher_memory_no_error(batch, dim, num_layers, optimizer="adagrad"):
-    state = {"sgd": 0, "adam": 2, "adamw": 2}.get(optimizer, 1)
-    params = num_layers * dim * dim + dim
-    return 4 * (params + batch * dim * num_layers + params + state * params)
+edit("cruncher_memory_no_error", within="cruncher_memory_bytes",
+     why="treats an unknown optimizer like AdaGrad instead of raising",
+     edits=[(("    if optimizer not in state_values:\n"
+              '        raise ValueError(f"unknown optimizer {optimizer!r}; expected one of {sorted(state_values)}")\n'),
+             ""),
+            ("state_values[optimizer] * params",
+             "state_values.get(optimizer, 1) * params")])
 
 
 # ---- breaking pass (2026-11-22) ----
@@ -268,39 +266,30 @@ edit("bp_mem_output_activation", within="cruncher_memory_bytes",
             "return 4 * (params * (2 + state_values[optimizer]) + batch * dim * num_layers + batch)")])
 
 
-@mutant(replaces="cruncher_memory_bytes", why="unknown optimizer raises KeyError (dict lookup) instead of ValueError", against="6cd73e853c05")
-def bp_mem_keyerror(batch, dim, num_layers, optimizer="adagrad"):
-    state_values = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    params = cruncher_num_parameters(dim, num_layers)
-    return 4 * (params * (2 + state_values[optimizer]) + batch * dim * num_layers)
+edit("bp_mem_keyerror", within="cruncher_memory_bytes",
+     why="unknown optimizer raises KeyError (dict lookup) instead of ValueError",
+     old=("    if optimizer not in state_values:\n"
+          '        raise ValueError(f"unknown optimizer {optimizer!r}; expected one of {sorted(state_values)}")\n'),
+     new="")
 
 
-@mutant(replaces="cruncher_memory_bytes", why="sgd counted with a momentum buffer (1 state value)", against="6cd73e853c05")
-def bp_mem_sgd_momentum(batch, dim, num_layers, optimizer="adagrad"):
-    state_values = {"sgd": 1, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    if optimizer not in state_values:
-        raise ValueError(optimizer)
-    params = cruncher_num_parameters(dim, num_layers)
-    return 4 * (params * (2 + state_values[optimizer]) + batch * dim * num_layers)
+edit("bp_mem_sgd_momentum", within="cruncher_memory_bytes",
+     why="sgd counted with a momentum buffer (1 state value)",
+     old='"sgd": 0',
+     new='"sgd": 1')
 
 
-@mutant(replaces="cruncher_memory_bytes", why="rmsprop counted with 2 state values like adam", against="6cd73e853c05")
-def bp_mem_rmsprop2(batch, dim, num_layers, optimizer="adagrad"):
-    state_values = {"sgd": 0, "adagrad": 1, "rmsprop": 2, "adam": 2, "adamw": 2}
-    if optimizer not in state_values:
-        raise ValueError(optimizer)
-    params = cruncher_num_parameters(dim, num_layers)
-    return 4 * (params * (2 + state_values[optimizer]) + batch * dim * num_layers)
+edit("bp_mem_rmsprop2", within="cruncher_memory_bytes",
+     why="rmsprop counted with 2 state values like adam",
+     old='"rmsprop": 1',
+     new='"rmsprop": 2')
 
 
-@mutant(replaces="cruncher_memory_bytes", why="accepts any capitalisation (optimizer.lower()): 'Adam' does not raise", against="6cd73e853c05")
-def bp_mem_lower(batch, dim, num_layers, optimizer="adagrad"):
-    state_values = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    optimizer = optimizer.lower()
-    if optimizer not in state_values:
-        raise ValueError(optimizer)
-    params = cruncher_num_parameters(dim, num_layers)
-    return 4 * (params * (2 + state_values[optimizer]) + batch * dim * num_layers)
+edit("bp_mem_lower", within="cruncher_memory_bytes",
+     why="accepts any capitalisation (optimizer.lower()): 'Adam' does not raise",
+     old="if optimizer not in state_values:",
+     new=("optimizer = optimizer.lower()\n"
+          "    if optimizer not in state_values:"))
 
 
 @mutant(replaces="cruncher_memory_bytes", why="default optimizer 'adam' instead of 'adagrad'", against="6cd73e853c05")
@@ -312,14 +301,14 @@ def bp_mem_default_adam(batch, dim, num_layers, optimizer="adam"):
     return 4 * (params * (2 + state_values[optimizer]) + batch * dim * num_layers)
 
 
-@mutant(replaces="cruncher_memory_bytes", why="computes in float32 tensors and converts with int(): inexact beyond 2**24", against="6cd73e853c05")
-def bp_mem_float32(batch, dim, num_layers, optimizer="adagrad"):
-    state_values = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    if optimizer not in state_values:
-        raise ValueError(optimizer)
-    p = torch.tensor(float(cruncher_num_parameters(dim, num_layers)))
-    acts = torch.tensor(float(batch)) * dim * num_layers
-    return int(4 * (p * (2 + state_values[optimizer]) + acts))
+edit("bp_mem_float32", within="cruncher_memory_bytes",
+     why="computes in float32 tensors and converts with int(): inexact beyond 2**24",
+     edits=[("params = cruncher_num_parameters(dim, num_layers)",
+             "params = torch.tensor(float(cruncher_num_parameters(dim, num_layers)))"),
+            ("activations = batch * dim * num_layers",
+             "activations = torch.tensor(float(batch)) * dim * num_layers"),
+            ("return FP32_BYTES * (params + activations + params + state_values[optimizer] * params)",
+             "return int(FP32_BYTES * (params + activations + params + state_values[optimizer] * params))")])
 
 
 edit("bp_linear_frozen", within="Linear.__init__",
@@ -424,47 +413,32 @@ edit("gnp_dataptr", within="get_num_parameters",
           "    return sum(seen.values())"))
 
 
-@mutant(replaces="cruncher_memory_bytes", why="startswith('adam') → 2: 'adamax', 'adam_8bit' accepted instead of ValueError", against="6cd73e853c05")
-def cmb_startswith(batch, dim, num_layers, optimizer="adagrad"):
-    if optimizer.startswith("adam"):
-        k = 2
-    elif optimizer in ("adagrad", "rmsprop"):
-        k = 1
-    elif optimizer == "sgd":
-        k = 0
-    else:
-        raise ValueError(optimizer)
-    p = cruncher_num_parameters(dim, num_layers)
-    return FP32_BYTES * (2 * p + batch * dim * num_layers + k * p)
+edit("cmb_startswith", within="cruncher_memory_bytes",
+     why="startswith('adam') → 2: 'adamax', 'adam_8bit' accepted instead of ValueError",
+     old="if optimizer not in state_values:",
+     new=('if optimizer.startswith("adam"):\n'
+          '        optimizer = "adam"\n'
+          "    if optimizer not in state_values:"))
 
 
-@mutant(replaces="cruncher_memory_bytes", why="substring membership test: '' or 'grad' pass the check, then KeyError", against="6cd73e853c05")
-def cmb_substring(batch, dim, num_layers, optimizer="adagrad"):
-    state_values = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    if optimizer not in "sgd adagrad rmsprop adam adamw":
-        raise ValueError(optimizer)
-    p = cruncher_num_parameters(dim, num_layers)
-    return FP32_BYTES * (2 * p + batch * dim * num_layers + state_values[optimizer] * p)
+edit("cmb_substring", within="cruncher_memory_bytes",
+     why="substring membership test: '' or 'grad' pass the check, then KeyError",
+     old="if optimizer not in state_values:",
+     new='if optimizer not in "sgd adagrad rmsprop adam adamw":')
 
 
-@mutant(replaces="cruncher_memory_bytes", why="optimizer = optimizer or 'adagrad': '' (and None) silently mean AdaGrad", against="6cd73e853c05")
-def cmb_falsy(batch, dim, num_layers, optimizer="adagrad"):
-    state_values = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    optimizer = optimizer or "adagrad"
-    if optimizer not in state_values:
-        raise ValueError(optimizer)
-    p = cruncher_num_parameters(dim, num_layers)
-    return FP32_BYTES * (2 * p + batch * dim * num_layers + state_values[optimizer] * p)
+edit("cmb_falsy", within="cruncher_memory_bytes",
+     why="optimizer = optimizer or <the default>: '' (and None) silently mean the default optimizer",
+     old="if optimizer not in state_values:",
+     new=(f"optimizer = optimizer or {OPTIMIZER!r}\n"
+          "    if optimizer not in state_values:"))
 
 
-@mutant(replaces="cruncher_memory_bytes", why="strips whitespace: ' adam' accepted", against="6cd73e853c05")
-def cmb_strip(batch, dim, num_layers, optimizer="adagrad"):
-    state_values = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    optimizer = optimizer.strip()
-    if optimizer not in state_values:
-        raise ValueError(optimizer)
-    p = cruncher_num_parameters(dim, num_layers)
-    return FP32_BYTES * (2 * p + batch * dim * num_layers + state_values[optimizer] * p)
+edit("cmb_strip", within="cruncher_memory_bytes",
+     why="strips whitespace: ' adam' accepted",
+     old="if optimizer not in state_values:",
+     new=("optimizer = optimizer.strip()\n"
+          "    if optimizer not in state_values:"))
 
 
 edit("cr_seed0", within="Cruncher.__init__",

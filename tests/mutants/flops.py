@@ -1,36 +1,33 @@
 """Mutants of solutions/flops.py: each is one bug a student plausibly writes."""
 
-import math
 import time
 
 import torch
 
 from grader.mutants import edit, mutant
+from tests.mutants import reference_default
 
 aten = torch.ops.aten
+
+TRIALS = reference_default("time_matmul", "trials")  # time_matmul's default number of timed runs
 
 
 # -- matmul_flops, forward/backward ----------------------------------------------------------
 
-@mutant(replaces="matmul_flops", why="counts multiplications only (m·n·p), forgetting the additions", against="39b49f3c6017")
-def matmul_flops_no_factor_two(a_shape, b_shape):
-    *batch_a, m, n = a_shape
-    *batch_b, _, p = b_shape
-    return math.prod(torch.broadcast_shapes(tuple(batch_a), tuple(batch_b))) * m * n * p
+edit("matmul_flops_no_factor_two", within="matmul_flops",
+     why="counts multiplications only (m·n·p), forgetting the additions",
+     old="return 2 * math.prod(batch) * m * n * p", new="return math.prod(batch) * m * n * p")
 
 
-@mutant(replaces="matmul_flops", why="takes the batch size from a alone, ignoring broadcasting with b's batch dims", against="39b49f3c6017")
-def matmul_flops_batch_of_a(a_shape, b_shape):
-    if len(a_shape) < 2 or len(b_shape) < 2 or a_shape[-1] != b_shape[-2]:
-        raise ValueError("bad shapes")
-    return 2 * math.prod(a_shape[:-2]) * a_shape[-2] * a_shape[-1] * b_shape[-1]
+edit("matmul_flops_batch_of_a", within="matmul_flops",
+     why="takes the batch size from a alone, ignoring broadcasting with b's batch dims",
+     old="batch = torch.broadcast_shapes(tuple(batch_a), tuple(batch_b))", new="batch = batch_a")
 
 
-@mutant(replaces="matmul_flops", why="never checks the inner dimensions (no ValueError for (3, 4) @ (5, 6))", against="39b49f3c6017")
-def matmul_flops_no_check(a_shape, b_shape):
-    *batch_a, m, n = a_shape
-    *batch_b, _, p = b_shape
-    return 2 * math.prod(torch.broadcast_shapes(tuple(batch_a), tuple(batch_b))) * m * n * p
+edit("matmul_flops_no_check", within="matmul_flops",
+     why="never checks the inner dimensions (no ValueError for (3, 4) @ (5, 6))",
+     old="*batch_b, n2, p = b_shape", new=("*batch_b, _, p = b_shape\n"
+                                         "    n2 = n"))
 
 
 edit("forward_flops_skip_last", within="forward_flops",
@@ -39,21 +36,21 @@ edit("forward_flops_skip_last", within="forward_flops",
      new="return sum(2 * batch * dims[i] * dims[i + 1] for i in range(len(dims) - 2))")
 
 
-@mutant(replaces="backward_flops", why="ignores input_grad: always 2× forward", against="fc82e0292c98")
-def backward_flops_ignores_flag(batch, dims, input_grad=True):
-    return 2 * sum(2 * batch * a * b for a, b in zip(dims[:-1], dims[1:]))
+edit("backward_flops_ignores_flag", within="backward_flops",
+     why="ignores input_grad: always 2× forward",
+     old="total = 2 * forward_flops(batch, dims)", new="return 2 * forward_flops(batch, dims)")
 
 
-@mutant(replaces="backward_flops", why="without the input gradient, leaves out the last layer's input gradient instead of the first", against="fc82e0292c98")
-def backward_flops_drops_last_layer(batch, dims, input_grad=True):
-    total = 2 * sum(2 * batch * a * b for a, b in zip(dims[:-1], dims[1:]))
-    return total if input_grad else total - 2 * batch * dims[-2] * dims[-1]
+edit("backward_flops_drops_last_layer", within="backward_flops",
+     why="without the input gradient, leaves out the last layer's input gradient instead of the first "
+         "(and indexes dims[-2] for a single width)",
+     edits=[("if not input_grad and len(dims) >= 2:", "if not input_grad:"),
+            ("total -= 2 * batch * dims[0] * dims[1]", "total -= 2 * batch * dims[-2] * dims[-1]")])
 
 
-@mutant(replaces="backward_flops", why="without the input gradient, drops every input gradient (backward = forward)", against="fc82e0292c98")
-def backward_flops_no_input_grads(batch, dims, input_grad=True):
-    forward = sum(2 * batch * a * b for a, b in zip(dims[:-1], dims[1:]))
-    return 2 * forward if input_grad else forward
+edit("backward_flops_no_input_grads", within="backward_flops",
+     why="without the input gradient, drops every input gradient (backward = forward)",
+     old="total -= 2 * batch * dims[0] * dims[1]", new="total = forward_flops(batch, dims)")
 
 
 edit("training_flops_forward_only", within="training_flops",
@@ -148,71 +145,34 @@ edit("count_matmul_flops_uses_torch", within="count_matmul_flops",
 
 # -- peaks, MFU, timing -----------------------------------------------------------------------
 
-@mutant(replaces="get_promised_flop_per_sec", why="returns the datasheet's sparse tensor-core figures (2× too high)", against="48714c3db35d")
-def promised_sparse(device_name, dtype):
-    peaks = {"A100": (19.5e12, 624e12), "H100": (67e12, 1979e12), "H200": (67e12, 1979e12)}
-    for gpu, (fp32, half) in peaks.items():
-        if gpu in device_name:
-            if "PCIe" in device_name and gpu == "H100":
-                fp32, half = 51e12, 1513e12
-            return fp32 if dtype == torch.float32 else half
-    raise ValueError(device_name)
+edit("promised_sparse", within="get_promised_flop_per_sec",
+     why="returns the datasheet's sparse tensor-core figures (2× too high)",
+     old="fp32, half = peaks[gpu]", new="fp32, half = peaks[gpu][0], 2 * peaks[gpu][1]")
 
 
-@mutant(replaces="get_promised_flop_per_sec", why="treats every H100 as the SXM module (PCIe card gets the SXM peak)", against="48714c3db35d")
-def promised_pcie_as_sxm(device_name, dtype):
-    if dtype not in (torch.float32, torch.bfloat16, torch.float16):
-        raise ValueError(dtype)
-    fp32 = dtype == torch.float32
-    if "A100" in device_name:
-        return 19.5e12 if fp32 else 312e12
-    if "H100" in device_name or "H200" in device_name:
-        if "NVL" in device_name:
-            return 60e12 if fp32 else 835.5e12
-        return 67e12 if fp32 else 989.5e12
-    raise ValueError(device_name)
+edit("promised_pcie_as_sxm", within="get_promised_flop_per_sec",
+     why="treats every H100 as the SXM module (PCIe card gets the SXM peak)",
+     old='form = "PCIe" if "pcie" in device_name.lower() else "NVL" if "NVL" in device_name else "SXM"',
+     new='form = "NVL" if "NVL" in device_name else "SXM"')
 
 
-@mutant(replaces="get_promised_flop_per_sec", why="gives the TF32 tensor-core figure for float32", against="48714c3db35d")
-def promised_tf32(device_name, dtype):
-    if "A100" in device_name:
-        return 156e12 if dtype == torch.float32 else 312e12
-    if "H100" in device_name or "H200" in device_name:
-        return 494.5e12 if dtype == torch.float32 else 989.5e12
-    raise ValueError(device_name)
+edit("promised_tf32", within="get_promised_flop_per_sec",
+     why="gives the TF32 tensor-core figure (half the dense bf16 one) for float32",
+     old="fp32, half = peaks[gpu]", new="fp32, half = peaks[gpu][1] / 2, peaks[gpu][1]")
 
 
-@mutant(replaces="get_promised_flop_per_sec", why="gives the bf16/fp16 peak to any float of 16 bits or fewer (float8 included) instead of raising", against="48714c3db35d")
-def promised_any_small_float(device_name, dtype):
-    peaks = {"A100": (19.5e12, 312e12), "H100 SXM": (67e12, 989.5e12), "H100 PCIe": (51e12, 756.5e12),
-             "H100 NVL": (60e12, 835.5e12), "H200 SXM": (67e12, 989.5e12), "H200 NVL": (60e12, 835.5e12)}
-    if "A100" in device_name:
-        gpu = "A100"
-    elif "H100" in device_name or "H200" in device_name:
-        form = "PCIe" if "pcie" in device_name.lower() else "NVL" if "NVL" in device_name else "SXM"
-        gpu = f"{'H100' if 'H100' in device_name else 'H200'} {form}"
-        if gpu not in peaks:
-            raise ValueError(device_name)
-    else:
-        raise ValueError(device_name)
-    fp32, half = peaks[gpu]
-    if dtype == torch.float32:
-        return fp32
-    if dtype.is_floating_point and dtype.itemsize <= 2:
-        return half
-    raise ValueError(dtype)
+edit("promised_any_small_float", within="get_promised_flop_per_sec",
+     why="gives the bf16/fp16 peak to any float of 16 bits or fewer (float8 included) instead of raising",
+     old="if dtype in (torch.bfloat16, torch.float16):",
+     new="if dtype.is_floating_point and dtype.itemsize <= 2:")
 
 
-@mutant(replaces="get_promised_flop_per_sec", why="falls back to the H100 figure for an unknown GPU instead of raising", against="48714c3db35d")
-def promised_no_error(device_name, dtype):
-    fp32 = dtype == torch.float32
-    if "A100" in device_name:
-        return 19.5e12 if fp32 else 312e12
-    if "PCIe" in device_name:
-        return 51e12 if fp32 else 756.5e12
-    if "NVL" in device_name:
-        return 60e12 if fp32 else 835.5e12
-    return 67e12 if fp32 else 989.5e12
+edit("promised_no_error", within="get_promised_flop_per_sec",
+     why="falls back to the H100 figure for an unknown GPU instead of raising",
+     old=("    else:\n"
+          '        raise ValueError(f"no datasheet figures for {device_name!r}")'),
+     new=("    else:\n"
+          '        gpu = "H100 SXM"'))
 
 
 edit("mfu_inverted", within="mfu",
@@ -221,103 +181,67 @@ edit("mfu_inverted", within="mfu",
      new="return promised_flop_per_sec / (flops / seconds)")
 
 
-@mutant(replaces="time_matmul", why="returns the total time of all trials, not the time per multiplication", against="804815a59116")
-def time_matmul_total(a, b, trials=10):
-    a @ b
-    start = time.perf_counter()
-    for _ in range(trials):
-        a @ b
-    if a.is_cuda:
-        torch.cuda.synchronize()
-    return time.perf_counter() - start
+edit("time_matmul_total", within="time_matmul",
+     why="returns the total time of all trials, not the time per multiplication",
+     old="return (time.perf_counter() - start) / trials", new="return time.perf_counter() - start")
 
 
-@mutant(replaces="time_matmul", why="no warm-up: the first (slow) call is timed", against="804815a59116")
-def time_matmul_no_warmup(a, b, trials=10):
-    start = time.perf_counter()
-    for _ in range(trials):
-        a @ b
-    if a.is_cuda:
-        torch.cuda.synchronize()
-    return (time.perf_counter() - start) / trials
+edit("time_matmul_no_warmup", within="time_matmul",
+     why="no warm-up: the first (slow) call is timed",
+     old="    a @ b  # warm-up\n", new="")
 
 
-@mutant(replaces="time_matmul", why="times the warm-up run together with the trials", against="804815a59116")
-def time_matmul_times_warmup(a, b, trials=10):
-    start = time.perf_counter()
-    a @ b
-    for _ in range(trials):
-        a @ b
-    if a.is_cuda:
-        torch.cuda.synchronize()
-    return (time.perf_counter() - start) / trials
+edit("time_matmul_times_warmup", within="time_matmul",
+     why="times the warm-up run together with the trials",
+     old=("a @ b  # warm-up\n"
+          "    sync()\n"
+          "    start = time.perf_counter()"),
+     new=("start = time.perf_counter()\n"
+          "    a @ b  # warm-up\n"
+          "    sync()"))
 
 
 # -- breaking pass (2026-11-22) ------------------------------------------------------------
 
-@mutant(replaces="matmul_flops", why="batch count from a's batch dims only: ignores what b's batch dims broadcast in", against="39b49f3c6017")
-def bk_matmul_batch_a_only(a_shape, b_shape):
-    if len(a_shape) < 2 or len(b_shape) < 2 or a_shape[-1] != b_shape[-2]:
-        raise ValueError("bad shapes")
-    return 2 * math.prod(a_shape[:-2]) * a_shape[-2] * a_shape[-1] * b_shape[-1]
+edit("bk_matmul_batch_a_only", within="matmul_flops",
+     why="batch count from a's batch dims only: ignores what b's batch dims broadcast in",
+     old="batch = torch.broadcast_shapes(tuple(batch_a), tuple(batch_b))", new="batch = tuple(a_shape[:-2])")
 
 
-@mutant(replaces="matmul_flops", why="multiplies both batch sizes instead of broadcasting them: (8,3,4)@(8,4,5) counts 64 products", against="39b49f3c6017")
-def bk_matmul_batch_product(a_shape, b_shape):
-    if len(a_shape) < 2 or len(b_shape) < 2 or a_shape[-1] != b_shape[-2]:
-        raise ValueError("bad shapes")
-    return 2 * math.prod(a_shape[:-2]) * math.prod(b_shape[:-2]) * a_shape[-2] * a_shape[-1] * b_shape[-1]
+edit("bk_matmul_batch_product", within="matmul_flops",
+     why="multiplies both batch sizes instead of broadcasting them: (8,3,4)@(8,4,5) counts 64 products",
+     old="batch = torch.broadcast_shapes(tuple(batch_a), tuple(batch_b))",
+     new="batch = (math.prod(batch_a), math.prod(batch_b))")
 
 
-@mutant(replaces="matmul_flops", why="batch = the larger of the two batch sizes: wrong when both broadcast, (5,1,..)@(2,..) gives 5, not 10", against="39b49f3c6017")
-def bk_matmul_batch_max(a_shape, b_shape):
-    if len(a_shape) < 2 or len(b_shape) < 2 or a_shape[-1] != b_shape[-2]:
-        raise ValueError("bad shapes")
-    batch = max(math.prod(a_shape[:-2]), math.prod(b_shape[:-2]))
-    return 2 * batch * a_shape[-2] * a_shape[-1] * b_shape[-1]
+edit("bk_matmul_batch_max", within="matmul_flops",
+     why="batch = the larger of the two batch sizes: wrong when both broadcast, (5,1,..)@(2,..) gives 5, not 10",
+     old="batch = torch.broadcast_shapes(tuple(batch_a), tuple(batch_b))",
+     new="batch = (max(math.prod(batch_a), math.prod(batch_b)),)")
 
 
-@mutant(replaces="matmul_flops", why="never checks the inner dimensions (no ValueError for (3,4)@(5,6))", against="39b49f3c6017")
-def bk_matmul_no_inner_check(a_shape, b_shape):
-    if len(a_shape) < 2 or len(b_shape) < 2:
-        raise ValueError("need 2 dims")
-    batch = torch.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
-    return 2 * math.prod(batch) * a_shape[-2] * a_shape[-1] * b_shape[-1]
+edit("bk_matmul_no_inner_check", within="matmul_flops",
+     why="never checks the inner dimensions (no ValueError for (3,4)@(5,6))",
+     old=("    if n != n2:\n"
+          '        raise ValueError(f"inner dimensions differ: {tuple(a_shape)} @ {tuple(b_shape)}")\n'),
+     new="")
 
 
-@mutant(replaces="matmul_flops", why="lets torch's RuntimeError escape for batch dims that do not broadcast (spec: ValueError)", against="39b49f3c6017")
-def bk_matmul_runtime_error(a_shape, b_shape):
-    if len(a_shape) < 2 or len(b_shape) < 2 or a_shape[-1] != b_shape[-2]:
-        raise ValueError("bad shapes")
-    batch = torch.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
-    return 2 * math.prod(batch) * a_shape[-2] * a_shape[-1] * b_shape[-1]
+edit("bk_matmul_runtime_error", within="matmul_flops",
+     why="lets torch's RuntimeError escape for batch dims that do not broadcast (spec: ValueError)",
+     old="except RuntimeError as exc:", new="except ValueError as exc:")
 
 
-@mutant(replaces="matmul_flops", why="treats a 1-D operand as a vector like torch.matmul instead of raising ValueError", against="39b49f3c6017")
-def bk_matmul_vectors_ok(a_shape, b_shape):
-    a, b = list(a_shape), list(b_shape)
-    if len(a) == 1:
-        a = [1] + a
-    if len(b) == 1:
-        b = b + [1]
-    if a[-1] != b[-2]:
-        raise ValueError("inner")
-    try:
-        batch = torch.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))
-    except RuntimeError as e:
-        raise ValueError("batch") from e
-    return 2 * math.prod(batch) * a[-2] * a[-1] * b[-1]
+edit("bk_matmul_vectors_ok", within="matmul_flops",
+     why="treats a 1-D operand as a vector like torch.matmul instead of raising ValueError",
+     edits=[("if len(a_shape) < 2 or len(b_shape) < 2:", "if len(a_shape) < 1 or len(b_shape) < 1:"),
+            ("*batch_a, m, n = a_shape", "*batch_a, m, n = [1, *a_shape] if len(a_shape) == 1 else a_shape"),
+            ("*batch_b, n2, p = b_shape", "*batch_b, n2, p = [*b_shape, 1] if len(b_shape) == 1 else b_shape")])
 
 
-@mutant(replaces="matmul_flops", why="returns a float (2.0 * ...) where the spec says an exact int", against="39b49f3c6017")
-def bk_matmul_float(a_shape, b_shape):
-    if len(a_shape) < 2 or len(b_shape) < 2 or a_shape[-1] != b_shape[-2]:
-        raise ValueError("bad shapes")
-    try:
-        batch = torch.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))
-    except RuntimeError as e:
-        raise ValueError("batch") from e
-    return 2.0 * math.prod(batch) * a_shape[-2] * a_shape[-1] * b_shape[-1]
+edit("bk_matmul_float", within="matmul_flops",
+     why="returns a float (2.0 * ...) where the spec says an exact int",
+     old="return 2 * math.prod(batch) * m * n * p", new="return 2.0 * math.prod(batch) * m * n * p")
 
 
 edit("bk_forward_single_width", within="forward_flops",
@@ -357,11 +281,9 @@ edit("bk_backward_single_width_crash", within="backward_flops",
      new="if not input_grad:")
 
 
-@mutant(replaces="backward_flops", why="input_grad=False drops ALL input gradients (backward = forward)", against="fc82e0292c98")
-def bk_backward_no_input_grads(batch, dims, input_grad=True):
-    if input_grad:
-        return 2 * forward_flops(batch, dims)
-    return forward_flops(batch, dims)
+edit("bk_backward_no_input_grads", within="backward_flops",
+     why="input_grad=False drops ALL input gradients (backward = forward)",
+     old="total -= 2 * batch * dims[0] * dims[1]", new="total //= 2")
 
 
 edit("bk_training_flops_int", within="training_flops",
@@ -459,98 +381,30 @@ edit("bk_count_importlib", within="count_matmul_flops",
            ("return counter.flops", "return mode.get_total_flops()")])
 
 
-@mutant(replaces="get_promised_flop_per_sec", why="returns the datasheet's sparse bf16 figures (2x dense)", against="48714c3db35d")
-def bk_peak_sparse(device_name, dtype):
-    table = {"A100": (19.5e12, 624e12), "H100 SXM": (67e12, 1979e12), "H100 PCIe": (51e12, 1513e12),
-             "H100 NVL": (60e12, 1671e12), "H200 SXM": (67e12, 1979e12), "H200 NVL": (60e12, 1671e12)}
-    if "A100" in device_name:
-        gpu = "A100"
-    elif "H100" in device_name or "H200" in device_name:
-        model = "H100" if "H100" in device_name else "H200"
-        form = "PCIe" if "pcie" in device_name.lower() else "NVL" if "NVL" in device_name else "SXM"
-        gpu = f"{model} {form}"
-    else:
-        raise ValueError(device_name)
-    if dtype == torch.float32:
-        return table[gpu][0]
-    if dtype in (torch.bfloat16, torch.float16):
-        return table[gpu][1]
-    raise ValueError(dtype)
+edit("bk_peak_sparse", within="get_promised_flop_per_sec",
+     why="returns the datasheet's sparse bf16 figures (2x dense)",
+     old="return half", new="return 2 * half")
 
 
-@mutant(replaces="get_promised_flop_per_sec", why="matches 'PCIe' case-sensitively: 'NVIDIA H100 PCIE' becomes the SXM figure", against="48714c3db35d")
-def bk_peak_pcie_case(device_name, dtype):
-    table = {"A100": (19.5e12, 312e12), "H100 SXM": (67e12, 989.5e12), "H100 PCIe": (51e12, 756.5e12),
-             "H100 NVL": (60e12, 835.5e12), "H200 SXM": (67e12, 989.5e12), "H200 NVL": (60e12, 835.5e12)}
-    if "A100" in device_name:
-        gpu = "A100"
-    elif "H100" in device_name or "H200" in device_name:
-        model = "H100" if "H100" in device_name else "H200"
-        form = "PCIe" if "PCIe" in device_name else "NVL" if "NVL" in device_name else "SXM"
-        gpu = f"{model} {form}"
-    else:
-        raise ValueError(device_name)
-    if dtype == torch.float32:
-        return table[gpu][0]
-    if dtype in (torch.bfloat16, torch.float16):
-        return table[gpu][1]
-    raise ValueError(dtype)
+edit("bk_peak_pcie_case", within="get_promised_flop_per_sec",
+     why="matches 'PCIe' case-sensitively: 'NVIDIA H100 PCIE' becomes the SXM figure",
+     old='"pcie" in device_name.lower()', new='"PCIe" in device_name')
 
 
-@mutant(replaces="get_promised_flop_per_sec", why="H200 NVL gets the H200 SXM figures (form factor checked for H100 only)", against="48714c3db35d")
-def bk_peak_h200_nvl(device_name, dtype):
-    table = {"A100": (19.5e12, 312e12), "H100 SXM": (67e12, 989.5e12), "H100 PCIe": (51e12, 756.5e12),
-             "H100 NVL": (60e12, 835.5e12), "H200": (67e12, 989.5e12)}
-    if "A100" in device_name:
-        gpu = "A100"
-    elif "H200" in device_name:
-        gpu = "H200"
-    elif "H100" in device_name:
-        form = "PCIe" if "pcie" in device_name.lower() else "NVL" if "NVL" in device_name else "SXM"
-        gpu = f"H100 {form}"
-    else:
-        raise ValueError(device_name)
-    if dtype == torch.float32:
-        return table[gpu][0]
-    if dtype in (torch.bfloat16, torch.float16):
-        return table[gpu][1]
-    raise ValueError(dtype)
+edit("bk_peak_h200_nvl", within="get_promised_flop_per_sec",
+     why="H200 NVL gets the H200 SXM figures (form factor checked for H100 only)",
+     old='form = "PCIe" if',
+     new='form = "SXM" if model == "H200" else "PCIe" if')
 
 
-@mutant(replaces="get_promised_flop_per_sec", why="any floating dtype other than the half types gets the fp32 figure (float64 should raise)", against="48714c3db35d")
-def bk_peak_float64(device_name, dtype):
-    table = {"A100": (19.5e12, 312e12), "H100 SXM": (67e12, 989.5e12), "H100 PCIe": (51e12, 756.5e12),
-             "H100 NVL": (60e12, 835.5e12), "H200 SXM": (67e12, 989.5e12), "H200 NVL": (60e12, 835.5e12)}
-    if "A100" in device_name:
-        gpu = "A100"
-    elif "H100" in device_name or "H200" in device_name:
-        model = "H100" if "H100" in device_name else "H200"
-        form = "PCIe" if "pcie" in device_name.lower() else "NVL" if "NVL" in device_name else "SXM"
-        gpu = f"{model} {form}"
-    else:
-        raise ValueError(device_name)
-    if dtype in (torch.bfloat16, torch.float16):
-        return table[gpu][1]
-    return table[gpu][0]
+edit("bk_peak_float64", within="get_promised_flop_per_sec",
+     why="any floating dtype other than the half types gets the fp32 figure (float64 should raise)",
+     old="if dtype == torch.float32:", new="if dtype not in (torch.bfloat16, torch.float16):")
 
 
-@mutant(replaces="get_promised_flop_per_sec", why="float16 not recognised (raises ValueError): only bfloat16 gets the half-precision figure", against="48714c3db35d")
-def bk_peak_no_fp16(device_name, dtype):
-    table = {"A100": (19.5e12, 312e12), "H100 SXM": (67e12, 989.5e12), "H100 PCIe": (51e12, 756.5e12),
-             "H100 NVL": (60e12, 835.5e12), "H200 SXM": (67e12, 989.5e12), "H200 NVL": (60e12, 835.5e12)}
-    if "A100" in device_name:
-        gpu = "A100"
-    elif "H100" in device_name or "H200" in device_name:
-        model = "H100" if "H100" in device_name else "H200"
-        form = "PCIe" if "pcie" in device_name.lower() else "NVL" if "NVL" in device_name else "SXM"
-        gpu = f"{model} {form}"
-    else:
-        raise ValueError(device_name)
-    if dtype == torch.float32:
-        return table[gpu][0]
-    if dtype == torch.bfloat16:
-        return table[gpu][1]
-    raise ValueError(dtype)
+edit("bk_peak_no_fp16", within="get_promised_flop_per_sec",
+     why="float16 not recognised (raises ValueError): only bfloat16 gets the half-precision figure",
+     old="if dtype in (torch.bfloat16, torch.float16):", new="if dtype == torch.bfloat16:")
 
 
 edit("bk_mfu_inverted", within="mfu",
@@ -559,30 +413,23 @@ edit("bk_mfu_inverted", within="mfu",
      new="return promised_flop_per_sec / (flops / seconds)")
 
 
-@mutant(replaces="time_matmul", why="returns the total over all trials instead of the time per multiplication", against="804815a59116")
-def bk_time_total(a, b, trials=10):
-    a @ b
-    start = time.perf_counter()
-    for _ in range(trials):
-        a @ b
-    return time.perf_counter() - start
+edit("bk_time_total", within="time_matmul",
+     why="returns the total over all trials instead of the time per multiplication",
+     old=" / trials", new="")
 
 
-@mutant(replaces="time_matmul", why="starts the clock before the warm-up: times trials+1 matmuls, divides by trials", against="804815a59116")
-def bk_time_warmup_timed(a, b, trials=10):
-    start = time.perf_counter()
-    a @ b
-    for _ in range(trials):
-        a @ b
-    return (time.perf_counter() - start) / trials
+edit("bk_time_warmup_timed", within="time_matmul",
+     why="starts the clock before the warm-up: times trials+1 matmuls, divides by trials",
+     edits=[("    a @ b  # warm-up\n", ("    start = time.perf_counter()\n"
+                                       "    a @ b  # warm-up\n")),
+            ("    sync()\n    start = time.perf_counter()\n", "    sync()\n")])
 
 
-@mutant(replaces="time_matmul", why="no warm-up at all: the first (slow) call is timed", against="804815a59116")
-def bk_time_no_warmup(a, b, trials=10):
-    start = time.perf_counter()
-    for _ in range(trials):
-        a @ b
-    return (time.perf_counter() - start) / trials
+edit("bk_time_no_warmup", within="time_matmul",
+     why="no warm-up at all: the first (slow) call is timed",
+     old=("    a @ b  # warm-up\n"
+          "    sync()\n"),
+     new="")
 
 
 edit("bk_time_sync_always", within="time_matmul",
@@ -601,13 +448,9 @@ edit("bk_time_sync_always", within="time_matmul",
             "    torch.cuda.synchronize()"))])
 
 
-@mutant(replaces="time_matmul", why="ignores trials: always times 10 multiplications but divides by trials", against="804815a59116")
-def bk_time_fixed_loop(a, b, trials=10):
-    a @ b
-    start = time.perf_counter()
-    for _ in range(10):
-        a @ b
-    return (time.perf_counter() - start) / trials
+edit("bk_time_fixed_loop", within="time_matmul",
+     why=f"ignores trials: always times {TRIALS} multiplications (the default) but divides by trials",
+     old="for _ in range(trials):", new=f"for _ in range({TRIALS}):")
 
 
 @mutant(replaces="time_matmul", why="default trials=1 instead of 10", against="804815a59116")
@@ -623,12 +466,9 @@ def bk_time_default_one(a, b, trials=1):
     return (time.perf_counter() - start) / trials
 
 
-@mutant(replaces="time_matmul", why="returns the clock reading at the end, not the difference (start not subtracted)", against="804815a59116")
-def bk_time_no_subtract(a, b, trials=10):
-    a @ b
-    for _ in range(trials):
-        a @ b
-    return time.perf_counter() / trials
+edit("bk_time_no_subtract", within="time_matmul",
+     why="returns the clock reading at the end, not the difference (start not subtracted)",
+     old="return (time.perf_counter() - start) / trials", new="return time.perf_counter() / trials")
 
 
 edit("bk_counter_counts_mv_only", within="MatmulFlopCounter.__torch_dispatch__",
@@ -709,28 +549,26 @@ def time_default_100(a, b, trials=100):
     return (time.perf_counter() - start) / trials
 
 
-@mutant(replaces="time_matmul", why="returns the minimum per-trial time, not the average", against="804815a59116")
-def time_min(a, b, trials=10):
-    a @ b
-    times = []
-    for _ in range(trials):
-        if a.device.type == "cuda":
-            torch.cuda.synchronize(a.device)
-        t = time.perf_counter()
-        a @ b
-        if a.device.type == "cuda":
-            torch.cuda.synchronize(a.device)
-        times.append(time.perf_counter() - t)
-    return min(times)
+edit("time_min", within="time_matmul",
+     why="returns the minimum per-trial time, not the average",
+     old=("    start = time.perf_counter()\n"
+          "    for _ in range(trials):\n"
+          "        a @ b\n"
+          "    sync()\n"
+          "    return (time.perf_counter() - start) / trials"),
+     new=("    times = []\n"
+          "    for _ in range(trials):\n"
+          "        sync()\n"
+          "        start = time.perf_counter()\n"
+          "        a @ b\n"
+          "        sync()\n"
+          "        times.append(time.perf_counter() - start)\n"
+          "    return min(times)"))
 
 
-@mutant(replaces="time_matmul", why="ignores trials: always times 10 runs and divides by 10", against="804815a59116")
-def time_ignore_trials(a, b, trials=10):
-    a @ b
-    start = time.perf_counter()
-    for _ in range(10):
-        a @ b
-    return (time.perf_counter() - start) / 10
+edit("time_ignore_trials", within="time_matmul",
+     why=f"ignores trials: always times {TRIALS} runs (the default) and divides by {TRIALS}",
+     edits=[("range(trials)", f"range({TRIALS})"), ("/ trials", f"/ {TRIALS}")])
 
 
 # Independent breaking pass (session 8): had full marks; caught since the fake clock's probe answers
@@ -764,3 +602,38 @@ edit("i30_counter_left_on", within="count_matmul_flops",
 edit("i30_peaks_as_ints", within="get_promised_flop_per_sec",
      why="i30: returns the table's figures as ints (312 * 10**12), not the float the docstring promises",
      old="fp32, half = peaks[gpu]", new="fp32, half = (int(v) for v in peaks[gpu])")
+
+
+# -- the GPUs Colab hands out: T4, L4, A100 (issue 31) -------------------------------------------
+
+edit("i31_l4_sparse", within="get_promised_flop_per_sec",
+     why="i31: the L4's datasheet figure (242*, with sparsity) taken as dense: 2x too high",
+     old='"L4": (30.3e12, 242e12 / 2),', new='"L4": (30.3e12, 242e12),')
+edit("i31_t4_halved", within="get_promised_flop_per_sec",
+     why="i31: halves the T4's 65 TFLOP/s as if it were a sparse figure (Turing has no sparsity: it is dense)",
+     old='"T4": (8.1e12, 65e12),', new='"T4": (8.1e12, 65e12 / 2),')
+edit("i31_l4_fp32_tf32", within="get_promised_flop_per_sec",
+     why="i31: the L4's float32 figure from its TF32 tensor-core line (120*, halved) instead of plain FP32 30.3",
+     old='"L4": (30.3e12,', new='"L4": (120e12 / 2,')
+edit("i31_t4_bf16_as_fp16", within="get_promised_flop_per_sec",
+     why="i31: gives the T4's fp16 figure for bfloat16 too (the T4 has no bfloat16 tensor cores: ValueError)",
+     old=('    if dtype == torch.bfloat16 and gpu == "T4":\n'
+          '        raise ValueError(f"the T4 has no bfloat16 tensor cores: no datasheet figure for {dtype}")\n'),
+     new="")
+edit("i31_t4_bf16_nan", within="get_promised_flop_per_sec",
+     why="i31: returns NaN for the T4's bfloat16 (no figure) instead of raising ValueError",
+     old='raise ValueError(f"the T4 has no bfloat16 tensor cores: no datasheet figure for {dtype}")',
+     new='return float("nan")')
+edit("i31_t4_no_half_at_all", within="get_promised_flop_per_sec",
+     why="i31: refuses float16 on the T4 as well as bfloat16 (its fp16 tensor cores give 65 TFLOP/s)",
+     old='if dtype == torch.bfloat16 and gpu == "T4":', new='if gpu == "T4":')
+edit("i31_l4_no_bf16", within="get_promised_flop_per_sec",
+     why="i31: refuses bfloat16 on the L4 too (Ada has bfloat16 tensor cores; only the T4 lacks them)",
+     old='if dtype == torch.bfloat16 and gpu == "T4":', new='if dtype == torch.bfloat16 and gpu in ("T4", "L4"):')
+edit("i31_model_substring", within="get_promised_flop_per_sec",
+     why="i31: matches the model as a substring of the name, not a word: an L40S is an L4, a T400 a T4, a GH200 an H200",
+     old='model = next((word for word in words if word in ("T4", "L4", "A100", "H100", "H200")), None)',
+     new='model = next((m for m in ("T4", "L4", "A100", "H100", "H200") if m in device_name), None)')
+edit("i31_words_at_spaces_only", within="get_promised_flop_per_sec",
+     why="i31: splits the name at spaces only, so Colab's 'NVIDIA A100-SXM4-40GB' has no word A100 (ValueError)",
+     old='words = device_name.replace("-", " ").split()', new="words = device_name.split()")

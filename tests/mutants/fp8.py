@@ -5,62 +5,43 @@ import torch
 from grader.mutants import edit, mutant
 
 
-@mutant(replaces="fp8_quantize", why="uses the e4m3 maximum (448) for both formats", against="cc17031616fb")
-def fp8_quantize_one_max(x, dtype=torch.float8_e4m3fn):
-    if dtype not in FP8_FORMATS:
-        raise ValueError("not an fp8 format")
-    amax = x.float().abs().max() if x.numel() else torch.zeros(())
-    scale = amax / 448.0 if amax > 0 else torch.ones(())
-    return (x.float() / scale).clamp(-448, 448).to(dtype), scale
+edit("fp8_quantize_one_max", within="fp8_quantize",
+     why="uses the e4m3 maximum (448) for both formats",
+     old="top = torch.finfo(dtype).max",
+     new="top = 448.0")
 
 
-@mutant(replaces="fp8_quantize", why="amax over the signed values (x.max()), not their magnitudes", against="cc17031616fb")
-def fp8_quantize_signed_max(x, dtype=torch.float8_e4m3fn):
-    if dtype not in FP8_FORMATS:
-        raise ValueError("not an fp8 format")
-    top = torch.finfo(dtype).max
-    amax = x.float().max() if x.numel() else torch.zeros(())
-    scale = amax / top if amax > 0 else torch.ones(())
-    return (x.float() / scale).clamp(-top, top).to(dtype), scale
+edit("fp8_quantize_signed_max", within="fp8_quantize",
+     why="amax over the signed values (x.max()), not their magnitudes",
+     old="amax = x32.abs().max()",
+     new="amax = x32.max()")
 
 
-@mutant(replaces="fp8_quantize", why="divides by zero for an all-zero tensor (NaN scale)", against="cc17031616fb")
-def fp8_quantize_zero_scale(x, dtype=torch.float8_e4m3fn):
-    if dtype not in FP8_FORMATS:
-        raise ValueError("not an fp8 format")
-    top = torch.finfo(dtype).max
-    scale = x.float().abs().max() / top
-    return (x.float() / scale).clamp(-top, top).to(dtype), scale
+edit("fp8_quantize_zero_scale", within="fp8_quantize",
+     why="divides by zero for an all-zero tensor (NaN scale)",
+     old="scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))",
+     new="scale = amax / top")
 
 
-@mutant(replaces="fp8_quantize", why="scales in the input's dtype (bfloat16 scale arithmetic loses bits)", against="cc17031616fb")
-def fp8_quantize_native_dtype(x, dtype=torch.float8_e4m3fn):
-    if dtype not in FP8_FORMATS:
-        raise ValueError("not an fp8 format")
-    top = torch.finfo(dtype).max
-    amax = x.abs().max() if x.numel() else torch.zeros((), dtype=x.dtype)
-    scale = amax / top if amax > 0 else torch.ones((), dtype=x.dtype)
-    return (x / scale).clamp(-top, top).to(dtype), scale.float()
+edit("fp8_quantize_native_dtype", within="fp8_quantize",
+     why="scales in the input's dtype (bfloat16 scale arithmetic loses bits)",
+     edits=[("x32 = x.to(torch.float32)",
+             "x32 = x"),
+            ("return q, scale",
+             "return q, scale.float()")])
 
 
-@mutant(replaces="fp8_quantize", why="divides x in place: the caller's tensor is changed", against="cc17031616fb")
-def fp8_quantize_in_place(x, dtype=torch.float8_e4m3fn):
-    if dtype not in FP8_FORMATS:
-        raise ValueError("not an fp8 format")
-    top = torch.finfo(dtype).max
-    amax = x.float().abs().max() if x.numel() else torch.zeros(())
-    scale = amax / top if amax > 0 else torch.ones(())
-    if x.dtype == torch.float32:
-        return x.div_(scale).clamp_(-top, top).to(dtype), scale
-    return (x.float() / scale).clamp(-top, top).to(dtype), scale
+edit("fp8_quantize_in_place", within="fp8_quantize",
+     why="divides x in place: the caller's tensor is changed",
+     old="q = (x32 / scale).clamp(-top, top).to(dtype)",
+     new="q = x32.div_(scale).clamp_(-top, top).to(dtype)")
 
 
-@mutant(replaces="fp8_quantize", why="accepts any dtype without a ValueError", against="cc17031616fb")
-def fp8_quantize_no_check(x, dtype=torch.float8_e4m3fn):
-    top = torch.finfo(dtype).max
-    amax = x.float().abs().max() if x.numel() else torch.zeros(())
-    scale = amax / top if amax > 0 else torch.ones(())
-    return (x.float() / scale).clamp(-top, top).to(dtype), scale
+edit("fp8_quantize_no_check", within="fp8_quantize",
+     why="accepts any dtype without a ValueError",
+     old=("    if dtype not in FP8_FORMATS:\n"
+          '        raise ValueError(f"expected torch.float8_e4m3fn or torch.float8_e5m2, got {dtype}")\n'),
+     new="")
 
 
 edit("fp8_dequantize_always_fp32", within="fp8_dequantize",
@@ -136,15 +117,12 @@ edit("fp8_quantize_bk_inverse_scale", within="fp8_quantize",
            ("return q, scale", "return q, inv")])
 
 
-@mutant(replaces="fp8_quantize", why="bk: divides and computes the scale in x's own dtype (bf16/fp16/fp64), not float32", against="cc17031616fb")
-def fp8_quantize_bk_native_dtype(x, dtype=torch.float8_e4m3fn):
-    if dtype not in FP8_FORMATS:
-        raise ValueError(f"bad dtype {dtype}")
-    top = torch.finfo(dtype).max
-    amax = x.abs().max() if x.numel() else torch.zeros((), dtype=x.dtype, device=x.device)
-    scale = torch.where(amax > 0, amax / top, torch.ones_like(amax))
-    q = (x / scale).clamp(-top, top).to(dtype)
-    return q, scale.to(torch.float32)
+edit("fp8_quantize_bk_native_dtype", within="fp8_quantize",
+     why="bk: divides and computes the scale in x's own dtype (bf16/fp16/fp64), not float32",
+     edits=[("x32 = x.to(torch.float32)",
+             "x32 = x"),
+            ("return q, scale",
+             "return q, scale.to(torch.float32)")])
 
 
 edit("fp8_quantize_bk_divide_in_input_dtype", within="fp8_quantize",

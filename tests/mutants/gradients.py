@@ -36,37 +36,28 @@ edit("linear_regression_grad_autograd", within="linear_regression_grad",
           "        return torch.autograd.grad(loss, w)[0]"))
 
 
-@mutant(replaces="two_layer_grads", why="divides by the batch size B instead of all B·K entries of the mean", against="2a2a0e4ed49c")
-def two_layer_grads_batch_mean(x, w1, w2):
-    h1 = x @ w1
-    h2 = h1 @ w2
-    grad_h2 = 2 * h2 / h2.shape[0]
-    return x.T @ (grad_h2 @ w2.T), h1.T @ grad_h2
+edit("two_layer_grads_batch_mean", within="two_layer_grads",
+     why="divides by the batch size B instead of all B·K entries of the mean",
+     old="grad_h2 = 2 * h2 / h2.numel()",
+     new="grad_h2 = 2 * h2 / h2.shape[0]")
 
 
-@mutant(replaces="two_layer_grads", why="forgets the factor 2 of the square", against="2a2a0e4ed49c")
-def two_layer_grads_no_two(x, w1, w2):
-    h1 = x @ w1
-    h2 = h1 @ w2
-    grad_h2 = h2 / h2.numel()
-    return x.T @ (grad_h2 @ w2.T), h1.T @ grad_h2
+edit("two_layer_grads_no_two", within="two_layer_grads",
+     why="forgets the factor 2 of the square",
+     old="grad_h2 = 2 * h2 / h2.numel()",
+     new="grad_h2 = h2 / h2.numel()")
 
 
-@mutant(replaces="two_layer_grads", why="returns (grad_w2, grad_w1): the wrong order", against="2a2a0e4ed49c")
-def two_layer_grads_swapped(x, w1, w2):
-    h1 = x @ w1
-    h2 = h1 @ w2
-    grad_h2 = 2 * h2 / h2.numel()
-    return h1.T @ grad_h2, x.T @ (grad_h2 @ w2.T)
+edit("two_layer_grads_swapped", within="two_layer_grads",
+     why="returns (grad_w2, grad_w1): the wrong order",
+     old="return grad_w1, grad_w2",
+     new="return grad_w2, grad_w1")
 
 
-@mutant(replaces="two_layer_grads", why="backpropagates into h1 with w2 where w2ᵀ is needed (right shapes when H == K)", against="2a2a0e4ed49c")
-def two_layer_grads_no_transpose(x, w1, w2):
-    h1 = x @ w1
-    h2 = h1 @ w2
-    grad_h2 = 2 * h2 / h2.numel()
-    grad_h1 = grad_h2 @ w2 if w2.shape[0] == w2.shape[1] else grad_h2 @ w2.T
-    return x.T @ grad_h1, h1.T @ grad_h2
+edit("two_layer_grads_no_transpose", within="two_layer_grads",
+     why="backpropagates into h1 with w2 where w2ᵀ is needed (right shapes when H == K)",
+     old="grad_h1 = grad_h2 @ w2.T",
+     new="grad_h1 = grad_h2 @ w2 if w2.shape[0] == w2.shape[1] else grad_h2 @ w2.T")
 
 
 @mutant(replaces="two_layer_grads", why="uses autograd (torch.autograd.grad) instead of writing the matmuls", against="2a2a0e4ed49c")
@@ -78,30 +69,34 @@ def two_layer_grads_autograd(x, w1, w2):
         return torch.autograd.grad(loss, (w1, w2))
 
 
-@mutant(replaces="MatmulFunction.backward", why="forgets the transposes: grad_a = grad_out @ b, grad_b = a @ grad_out", against="818d1293a2ef")
-def backward_no_transposes(ctx, grad_out):
-    a, b = ctx.saved_tensors
-    return grad_out @ b, a @ grad_out
+edit("backward_no_transposes", within="MatmulFunction.backward",
+     why="forgets the transposes: grad_a = grad_out @ b, grad_b = a @ grad_out",
+     edits=[("grad_out @ b.T",
+             "grad_out @ b"),
+            ("a.T @ grad_out",
+             "a @ grad_out")])
 
 
-@mutant(replaces="MatmulFunction.backward", why="returns (grad_b, grad_a): the wrong order", against="818d1293a2ef")
-def backward_swapped(ctx, grad_out):
-    a, b = ctx.saved_tensors
-    return a.T @ grad_out, grad_out @ b.T
+edit("backward_swapped", within="MatmulFunction.backward",
+     why="returns (grad_b, grad_a): the wrong order",
+     old="return grad_a, grad_b",
+     new="return grad_b, grad_a")
 
 
-@mutant(replaces="MatmulFunction.backward", why="computes grad_b as grad_outᵀ @ a (transposed)", against="818d1293a2ef")
-def backward_grad_b_transposed(ctx, grad_out):
-    a, b = ctx.saved_tensors
-    return grad_out @ b.T, grad_out.T @ a
+edit("backward_grad_b_transposed", within="MatmulFunction.backward",
+     why="computes grad_b as grad_outᵀ @ a (transposed)",
+     old="a.T @ grad_out",
+     new="grad_out.T @ a")
 
 
-@mutant(replaces="MatmulFunction.backward", why="lets autograd do the backward (torch.autograd.grad on a recomputed a @ b)", against="818d1293a2ef")
-def backward_autograd(ctx, grad_out):
-    a, b = ctx.saved_tensors
-    with torch.enable_grad():
-        a, b = a.detach().requires_grad_(True), b.detach().requires_grad_(True)
-        return torch.autograd.grad(a @ b, (a, b), grad_out)
+edit("backward_autograd", within="MatmulFunction.backward",
+     why="lets autograd do the backward (torch.autograd.grad on a recomputed a @ b)",
+     old=("grad_a = grad_out @ b.T if ctx.needs_input_grad[0] else None\n"
+          "        grad_b = a.T @ grad_out if ctx.needs_input_grad[1] else None\n"
+          "        return grad_a, grad_b"),
+     new=("with torch.enable_grad():\n"
+          "            a, b = a.detach().requires_grad_(True), b.detach().requires_grad_(True)\n"
+          "            return torch.autograd.grad(a @ b, (a, b), grad_out)"))
 
 
 # ---- breaking pass (2026-11-22) ----
@@ -140,13 +135,14 @@ edit("bp_lr_autograd", within="linear_regression_grad",
 
 # ---------------------------------------------------------------- two_layer_grads
 
-@mutant(replaces="two_layer_grads", why="computes in float32 and casts back: float64 precision lost", against="2a2a0e4ed49c")
-def bp_two_float32(x, w1, w2):
-    xf, w1f, w2f = x.float(), w1.float(), w2.float()
-    h1 = xf @ w1f
-    h2 = h1 @ w2f
-    g = 2 * h2 / h2.numel()
-    return (xf.T @ (g @ w2f.T)).to(w1.dtype), (h1.T @ g).to(w2.dtype)
+edit("bp_two_float32", within="two_layer_grads",
+     why="computes in float32 and casts back: float64 precision lost",
+     edits=[("h1 = x @ w1",
+             ("dtype = w1.dtype\n"
+              "    x, w1, w2 = x.float(), w1.float(), w2.float()\n"
+              "    h1 = x @ w1")),
+            ("return grad_w1, grad_w2",
+             "return grad_w1.to(dtype), grad_w2.to(dtype)")])
 
 
 @mutant(replaces="two_layer_grads", why="uses torch.autograd.grad on clones, against the rule (values right)", against="2a2a0e4ed49c")
@@ -168,28 +164,20 @@ def bp_two_func(x, w1, w2):
 
 # ---------------------------------------------------------------- MatmulFunction
 
-@mutant(replaces="MatmulFunction", why="stashes ctx.a = a instead of save_for_backward: an in-place change after forward silently corrupts the gradients", against="f53629abb2e0")
-class BpMatmulStash(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.a, ctx.b = a, b
-        return a @ b
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        return grad_out @ ctx.b.T, ctx.a.T @ grad_out
+edit("BpMatmulStash", within="MatmulFunction",
+     why="stashes ctx.a = a instead of save_for_backward: an in-place change after forward silently corrupts the gradients",
+     edits=[("ctx.save_for_backward(a, b)",
+             "ctx.a, ctx.b = a, b"),
+            ("a, b = ctx.saved_tensors",
+             "a, b = ctx.a, ctx.b")])
 
 
-@mutant(replaces="MatmulFunction", why="stashes detached views ctx.a = a.detach(): shares storage, so an in-place change corrupts the gradients", against="f53629abb2e0")
-class BpMatmulStashDetach(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.a, ctx.b = a.detach(), b.detach()
-        return a @ b
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        return grad_out @ ctx.b.T, ctx.a.T @ grad_out
+edit("BpMatmulStashDetach", within="MatmulFunction",
+     why="stashes detached views ctx.a = a.detach(): shares storage, so an in-place change corrupts the gradients",
+     edits=[("ctx.save_for_backward(a, b)",
+             "ctx.a, ctx.b = a.detach(), b.detach()"),
+            ("a, b = ctx.saved_tensors",
+             "a, b = ctx.a, ctx.b")])
 
 
 edit("BpMatmulOnes", within="MatmulFunction",
@@ -240,31 +228,20 @@ edit("BpMatmulAutograd", within="MatmulFunction",
           "            return torch.autograd.grad(a2 @ b2, (a2, b2), grad_out)"))
 
 
-@mutant(replaces="MatmulFunction", why="save_for_backward(a.data, b.data): .data has its own version counter, so an in-place change after forward silently corrupts the gradients", against="f53629abb2e0")
-class BpMatmulSaveData(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a.data, b.data)
-        return a @ b
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        a, b = ctx.saved_tensors
-        return grad_out @ b.T, a.T @ grad_out
+edit("BpMatmulSaveData", within="MatmulFunction",
+     why="save_for_backward(a.data, b.data): .data has its own version counter, so an in-place change after forward silently corrupts the gradients",
+     old="ctx.save_for_backward(a, b)",
+     new="ctx.save_for_backward(a.data, b.data)")
 
 
-@mutant(replaces="MatmulFunction", why="saves a but keeps b as a ctx attribute: an in-place change of b after forward silently corrupts a's gradient", against="f53629abb2e0")
-class BpMatmulHalfStash(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a)
-        ctx.b = b
-        return a @ b
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        (a,) = ctx.saved_tensors
-        return grad_out @ ctx.b.T, a.T @ grad_out
+edit("BpMatmulHalfStash", within="MatmulFunction",
+     why="saves a but keeps b as a ctx attribute: an in-place change of b after forward silently corrupts a's gradient",
+     edits=[("ctx.save_for_backward(a, b)",
+             ("ctx.save_for_backward(a)\n"
+              "        ctx.b = b")),
+            ("a, b = ctx.saved_tensors",
+             ("(a,) = ctx.saved_tensors\n"
+              "        b = ctx.b"))])
 
 
 # -- third independent pass (2026-11-23): wrong code that passed before the tests checked it ------------
@@ -295,43 +272,32 @@ edit("lr_inplace_w", within="linear_regression_grad",
           "    return w.zero_().add_(g)"))
 
 
-@mutant(replaces="two_layer_grads", why="transposes w2 in place (w2.t_() typo for w2.t()): corrupts the caller's w2", against="2a2a0e4ed49c")
-def tl_t_inplace(x, w1, w2):
-    h1 = x @ w1
-    h2 = h1 @ w2
-    g2 = 2 * h2 / h2.numel()
-    gw2 = h1.T @ g2
-    gh1 = g2 @ w2.t_()
-    return x.T @ gh1, gw2
+edit("tl_t_inplace", within="two_layer_grads",
+     why="transposes w2 in place (w2.t_() typo for w2.t()): corrupts the caller's w2",
+     old="grad_h1 = grad_h2 @ w2.T",
+     new="grad_h1 = grad_h2 @ w2.t_()")
 
 
-@mutant(replaces="two_layer_grads", why="scales the caller's x in place (x.mul_) to fold in 2/(B·K)", against="2a2a0e4ed49c")
-def tl_inplace_x(x, w1, w2):
-    h1 = x @ w1
-    h2 = h1 @ w2
-    n = h2.numel()
-    g2 = h2
-    gw2 = h1.T @ g2 * (2 / n)
-    gh1 = g2 @ w2.T
-    return x.mul_(2 / n).T @ gh1, gw2
+edit("tl_inplace_x", within="two_layer_grads",
+     why="scales the caller's x in place (x.mul_) to fold in 2/(B·K)",
+     edits=[("grad_h2 = 2 * h2 / h2.numel()",
+             "grad_h2 = h2"),
+            ("grad_w2 = h1.T @ grad_h2",
+             "grad_w2 = h1.T @ grad_h2 * (2 / h2.numel())"),
+            ("grad_w1 = x.T @ grad_h1",
+             "grad_w1 = x.mul_(2 / h2.numel()).T @ grad_h1")])
 
 
-@mutant(replaces="two_layer_grads", why="returns a list, not the tuple the docstring asks for", against="2a2a0e4ed49c")
-def tl_list(x, w1, w2):
-    h1 = x @ w1
-    h2 = h1 @ w2
-    g2 = 2 * h2 / h2.numel()
-    return [x.T @ (g2 @ w2.T), h1.T @ g2]
+edit("tl_list", within="two_layer_grads",
+     why="returns a list, not the tuple the docstring asks for",
+     old="return grad_w1, grad_w2",
+     new="return [grad_w1, grad_w2]")
 
 
-@mutant(replaces="two_layer_grads", why="matmul(..., out=w1): writes grad_w1 into the caller's w1 (overwrites the weights)", against="2a2a0e4ed49c")
-def tl_alias_w1(x, w1, w2):
-    h1 = x @ w1
-    h2 = h1 @ w2
-    g2 = 2 * h2 / h2.numel()
-    gw2 = h1.T @ g2
-    gw1 = torch.matmul(x.T, g2 @ w2.T, out=w1)
-    return gw1, gw2
+edit("tl_alias_w1", within="two_layer_grads",
+     why="matmul(..., out=w1): writes grad_w1 into the caller's w1 (overwrites the weights)",
+     old="grad_w1 = x.T @ grad_h1",
+     new="grad_w1 = torch.matmul(x.T, grad_h1, out=w1)")
 
 
 edit("lr_out_x", within="linear_regression_grad",

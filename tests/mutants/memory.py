@@ -17,39 +17,34 @@ edit("get_memory_usage_fp32", within="get_memory_usage",
      new="return x.numel() * 4")
 
 
-@mutant(replaces="float_format", why="bfloat16 given float16's exponent/mantissa split", against="464e9304bbb6")
-def float_format_bf16_like_fp16(dtype):
-    formats = {torch.float64: (1, 11, 52), torch.float32: (1, 8, 23), torch.float16: (1, 5, 10),
-               torch.bfloat16: (1, 5, 10), torch.float8_e4m3fn: (1, 4, 3), torch.float8_e5m2: (1, 5, 2)}
-    if dtype not in formats:
-        raise ValueError(dtype)
-    return formats[dtype]
+edit("float_format_bf16_like_fp16", within="float_format",
+     why="bfloat16 given float16's exponent/mantissa split",
+     old="torch.bfloat16: (1, 8, 7),",
+     new="torch.bfloat16: (1, 5, 10),")
 
 
-@mutant(replaces="float_format", why="returns None instead of raising for a non-float dtype", against="464e9304bbb6")
-def float_format_no_error(dtype):
-    info = torch.finfo(dtype) if dtype.is_floating_point else None
-    if info is None:
-        return None
-    mantissa = {64: 52, 32: 23, 16: 10 if dtype == torch.float16 else 7, 8: 3 if "e4m3" in str(dtype) else 2}[info.bits]
-    return (1, info.bits - 1 - mantissa, mantissa)
+edit("float_format_no_error", within="float_format",
+     why="returns None instead of raising for a non-float dtype",
+     old='raise ValueError(f"no floating-point format table entry for {dtype}")',
+     new="return None")
 
 
-@mutant(replaces="rounds_to_zero", why="treats everything below the smallest *normal* number as zero (ignores subnormals)", against="89ab5044a34f")
-def rounds_to_zero_no_subnormals(value, dtype):
-    return value != 0.0 and abs(value) < torch.finfo(dtype).tiny
+edit("rounds_to_zero_no_subnormals", within="rounds_to_zero",
+     why="treats everything below the smallest *normal* number as zero (ignores subnormals)",
+     old="return bool(stored.item() == 0.0)",
+     new="return abs(value) < torch.finfo(dtype).tiny")
 
 
-@mutant(replaces="bytes_per_parameter", why="forgets the fp32 master copy in mixed precision", against="c909e47a9ea4")
-def bytes_per_parameter_no_master(optimizer, mixed_precision=False):
-    state = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}[optimizer] * 4
-    return (2 + 2 + state) if mixed_precision else (4 + 4 + state)
+edit("bytes_per_parameter_no_master", within="bytes_per_parameter",
+     why="forgets the fp32 master copy in mixed precision",
+     old="return BF16_BYTES + BF16_BYTES + FP32_BYTES + state",
+     new="return BF16_BYTES + BF16_BYTES + state")
 
 
-@mutant(replaces="bytes_per_parameter", why="counts Adam's state as one value per parameter", against="c909e47a9ea4")
-def bytes_per_parameter_adam_one_moment(optimizer, mixed_precision=False):
-    state = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 1, "adamw": 1}[optimizer] * 4
-    return (2 + 2 + 4 + state) if mixed_precision else (4 + 4 + state)
+edit("bytes_per_parameter_adam_one_moment", within="bytes_per_parameter",
+     why="counts Adam's state as one value per parameter",
+     old='"adam": 2, "adamw": 2',
+     new='"adam": 1, "adamw": 1')
 
 
 edit("max_trainable_parameters_one_gpu", within="max_trainable_parameters",
@@ -134,13 +129,12 @@ def format_from_name(dtype):
     raise ValueError(dtype)
 
 
-@mutant(replaces="float_format", why="e4m3 read backwards: float8_e4m3fn and float8_e5m2 swapped", against="464e9304bbb6")
-def format_float8_swapped(dtype):
-    formats = {torch.float64: (1, 11, 52), torch.float32: (1, 8, 23), torch.float16: (1, 5, 10),
-               torch.bfloat16: (1, 8, 7), torch.float8_e4m3fn: (1, 5, 2), torch.float8_e5m2: (1, 4, 3)}
-    if dtype not in formats:
-        raise ValueError(dtype)
-    return formats[dtype]
+edit("format_float8_swapped", within="float_format",
+     why="e4m3 read backwards: float8_e4m3fn and float8_e5m2 swapped",
+     edits=[("torch.float8_e4m3fn: (1, 4, 3),",
+             "torch.float8_e4m3fn: (1, 5, 2),"),
+            ("torch.float8_e5m2: (1, 5, 2),",
+             "torch.float8_e5m2: (1, 4, 3),")])
 
 
 edit("format_int_typeerror", within="float_format",
@@ -152,9 +146,10 @@ edit("format_int_typeerror", within="float_format",
             'raise ValueError(f"{dtype} {info.bits}")')])
 
 
-@mutant(replaces="rounds_to_zero", why="below the smallest NORMAL counts as zero: subnormals treated as lost", against="89ab5044a34f")
-def rtz_below_tiny(value, dtype):
-    return value != 0.0 and abs(value) < torch.finfo(dtype).tiny
+edit("rtz_below_tiny", within="rounds_to_zero",
+     why="below the smallest NORMAL counts as zero: subnormals treated as lost",
+     old="return bool(stored.item() == 0.0)",
+     new="return abs(value) < torch.finfo(dtype).tiny")
 
 
 edit("rtz_below_subnormal", within="rounds_to_zero",
@@ -184,9 +179,11 @@ edit("rtz_via_float32", within="rounds_to_zero",
      new="return bool(torch.tensor(value).to(dtype).item() == 0.0)")
 
 
-@mutant(replaces="rounds_to_zero", why="0.0 reported as rounding to zero", against="89ab5044a34f")
-def rtz_zero_true(value, dtype):
-    return bool(torch.tensor(value, dtype=torch.float64).to(dtype).item() == 0.0)
+edit("rtz_zero_true", within="rounds_to_zero",
+     why="0.0 reported as rounding to zero",
+     old=("    if value == 0.0:\n"
+          "        return False\n"),
+     new="")
 
 
 edit("rtz_signed", within="rounds_to_zero",
@@ -196,18 +193,19 @@ edit("rtz_signed", within="rounds_to_zero",
      new="return value <= torch.finfo(dtype).tiny * torch.finfo(dtype).eps / 2")
 
 
-@mutant(replaces="bytes_per_parameter", why="mixed precision forgets the fp32 master copy", against="c909e47a9ea4")
-def bpp_no_master(optimizer, mixed_precision=False):
-    state = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    if optimizer not in state:
-        raise ValueError(optimizer)
-    return (2 + 2 if mixed_precision else 4 + 4) + 4 * state[optimizer]
+edit("bpp_no_master", within="bytes_per_parameter",
+     why="mixed precision forgets the fp32 master copy",
+     old="return BF16_BYTES + BF16_BYTES + FP32_BYTES + state",
+     new="return BF16_BYTES + BF16_BYTES + state")
 
 
-@mutant(replaces="bytes_per_parameter", why="unknown names fall back to sgd instead of raising ValueError", against="c909e47a9ea4")
-def bpp_unknown_default(optimizer, mixed_precision=False):
-    state = {"adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}.get(optimizer, 0)
-    return (2 + 2 + 4 if mixed_precision else 4 + 4) + 4 * state
+edit("bpp_unknown_default", within="bytes_per_parameter",
+     why="unknown names fall back to sgd instead of raising ValueError",
+     edits=[(("    if optimizer not in state_values:\n"
+              '        raise ValueError(f"unknown optimizer {optimizer!r}; expected one of {sorted(state_values)}")\n'),
+             ""),
+            ("state = state_values[optimizer] * FP32_BYTES",
+             "state = state_values.get(optimizer, 0) * FP32_BYTES")])
 
 
 edit("napkin_floor", within="max_trainable_parameters",
@@ -219,12 +217,10 @@ edit("napkin_floor", within="max_trainable_parameters",
 # ---- second round (after reading the tests) ----
 
 
-@mutant(replaces="float_format", why="a table lookup that lets KeyError escape for unsupported float types", against="464e9304bbb6")
-def format_keyerror(dtype):
-    if not dtype.is_floating_point:
-        raise ValueError(dtype)
-    return {torch.float64: (1, 11, 52), torch.float32: (1, 8, 23), torch.float16: (1, 5, 10),
-            torch.bfloat16: (1, 8, 7), torch.float8_e4m3fn: (1, 4, 3), torch.float8_e5m2: (1, 5, 2)}[dtype]
+edit("format_keyerror", within="float_format",
+     why="a table lookup that lets KeyError escape for unsupported float types",
+     old="if dtype not in formats:",
+     new="if not dtype.is_floating_point:")
 
 
 edit("rtz_closed_form_finfo", within="rounds_to_zero",
@@ -319,15 +315,11 @@ edit("storage_empty_zero", within="storage_bytes",
           "    return x.untyped_storage().nbytes()"))
 
 
-@mutant(replaces="float_format", why="finfo-derived for the six supported types, returns floats (23.0) not ints", against="464e9304bbb6")
-def format_float_counts(dtype):
-    import math
-
-    if dtype not in (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
-        raise ValueError(f"unsupported {dtype}")
-    info = torch.finfo(dtype)
-    mantissa = -math.log2(info.eps)
-    return (1, info.bits - 1 - mantissa, mantissa)
+edit("format_float_counts", within="float_format",
+     why="returns floats (23.0) not ints for the exponent and mantissa bits",
+     old="return formats[dtype]",
+     new=("sign, exponent, mantissa = formats[dtype]\n"
+          "    return sign, float(exponent), float(mantissa)"))
 
 
 edit("format_complex_as_real", within="float_format",
@@ -375,58 +367,42 @@ edit("rtz_fnuz_eps", within="rounds_to_zero",
            ("return bool(stored.item() == 0.0)", "return abs(value) <= info.tiny * info.eps / 2")])
 
 
-@mutant(replaces="bytes_per_parameter", why="mixed precision keeps the optimizer state in bf16 too", against="c909e47a9ea4")
-def bpp_state_bf16(optimizer, mixed_precision=False):
-    n = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}[optimizer]
-    if mixed_precision:
-        return 2 + 2 + 4 + 2 * n
-    return 4 + 4 + 4 * n
+edit("bpp_state_bf16", within="bytes_per_parameter",
+     why="mixed precision keeps the optimizer state in bf16 too",
+     old="state = state_values[optimizer] * FP32_BYTES",
+     new="state = state_values[optimizer] * (BF16_BYTES if mixed_precision else FP32_BYTES)")
 
 
-@mutant(replaces="bytes_per_parameter", why="SGD counted with a momentum buffer", against="c909e47a9ea4")
-def bpp_sgd_momentum(optimizer, mixed_precision=False):
-    table = {"sgd": 1, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    if optimizer not in table:
-        raise ValueError(optimizer)
-    return (8 if mixed_precision else 8) + 4 * table[optimizer]
+edit("bpp_sgd_momentum", within="bytes_per_parameter",
+     why="SGD counted with a momentum buffer",
+     old='"sgd": 0',
+     new='"sgd": 1')
 
 
-@mutant(replaces="bytes_per_parameter", why="bytes from finfo(...).bits / 8: returns a float", against="c909e47a9ea4")
-def bpp_float_bytes(optimizer, mixed_precision=False):
-    table = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    if optimizer not in table:
-        raise ValueError(optimizer)
-    fp32 = torch.finfo(torch.float32).bits / 8
-    bf16 = torch.finfo(torch.bfloat16).bits / 8
-    if mixed_precision:
-        return bf16 + bf16 + fp32 + fp32 * table[optimizer]
-    return fp32 + fp32 + fp32 * table[optimizer]
+edit("bpp_float_bytes", within="bytes_per_parameter",
+     why="bytes from finfo(...).bits / 8: returns a float",
+     old="state = state_values[optimizer] * FP32_BYTES",
+     new="state = state_values[optimizer] * torch.finfo(torch.float32).bits / 8")
 
 
-@mutant(replaces="bytes_per_parameter", why="the name is only checked on the fp32 path: an unknown optimizer with mixed_precision=True returns 8", against="c909e47a9ea4")
-def bpp_mixed_no_check(optimizer, mixed_precision=False):
-    table = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    if mixed_precision:
-        return 2 + 2 + 4 + 4 * table.get(optimizer, 0)
-    if optimizer not in table:
-        raise ValueError(optimizer)
-    return 8 + 4 * table[optimizer]
+edit("bpp_mixed_no_check", within="bytes_per_parameter",
+     why="the name is only checked on the fp32 path: an unknown optimizer with mixed_precision=True returns 8",
+     edits=[("if optimizer not in state_values:",
+             "if optimizer not in state_values and not mixed_precision:"),
+            ("state = state_values[optimizer] * FP32_BYTES",
+             "state = state_values.get(optimizer, 0) * FP32_BYTES")])
 
 
-@mutant(replaces="bytes_per_parameter", why="RMSprop counted with two state values (square average and momentum)", against="c909e47a9ea4")
-def bpp_rmsprop_two(optimizer, mixed_precision=False):
-    table = {"sgd": 0, "adagrad": 1, "rmsprop": 2, "adam": 2, "adamw": 2}
-    if optimizer not in table:
-        raise ValueError(optimizer)
-    return (2 + 2 + 4 if mixed_precision else 8) + 4 * table[optimizer]
+edit("bpp_rmsprop_two", within="bytes_per_parameter",
+     why="RMSprop counted with two state values (square average and momentum)",
+     old='"rmsprop": 1',
+     new='"rmsprop": 2')
 
 
-@mutant(replaces="bytes_per_parameter", why="mixed precision keeps fp32 gradients: only the parameters are bf16", against="c909e47a9ea4")
-def bpp_mixed_fp32_grads(optimizer, mixed_precision=False):
-    table = {"sgd": 0, "adagrad": 1, "rmsprop": 1, "adam": 2, "adamw": 2}
-    if optimizer not in table:
-        raise ValueError(optimizer)
-    return (2 + 4 + 4 if mixed_precision else 8) + 4 * table[optimizer]
+edit("bpp_mixed_fp32_grads", within="bytes_per_parameter",
+     why="mixed precision keeps fp32 gradients: only the parameters are bf16",
+     old="return BF16_BYTES + BF16_BYTES + FP32_BYTES + state",
+     new="return BF16_BYTES + FP32_BYTES + FP32_BYTES + state")
 
 
 edit("napkin_int_when_exact", within="max_trainable_parameters",

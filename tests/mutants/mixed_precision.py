@@ -275,16 +275,11 @@ edit("sc_zero_grad_last", within="scaled_fp16_step",
             "    optimizer.zero_grad()"))])
 
 
-@mutant(replaces="scaled_fp16_step", why="makes its own GradScaler: the caller's scale never changes", against="db876d6ee1b3")
-def sc_own_scaler(model, optimizer, loss_fn, x, y, scaler):
-    own = torch.amp.GradScaler(x.device.type)
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    own.scale(loss).backward()
-    own.step(optimizer)
-    own.update()
-    return loss.item()
+edit("sc_own_scaler", within="scaled_fp16_step",
+     why="makes its own GradScaler: the caller's scale never changes",
+     old="optimizer.zero_grad()",
+     new=("scaler = torch.amp.GradScaler(x.device.type)\n"
+          "    optimizer.zero_grad()"))
 
 
 edit("sc_clips", within="scaled_fp16_step",
@@ -303,21 +298,21 @@ edit("sc_divides_by_new_scale", within="scaled_fp16_step",
            ("return loss.item()", "return scaled.item() / scaler.get_scale()")])
 
 
-@mutant(replaces="scaled_fp16_step", why="manual loss scaling that skips on a non-finite loss only and keeps S fixed (no halving, no growth)", against="db876d6ee1b3")
-def sc_manual_fixed_scale(model, optimizer, loss_fn, x, y, scaler):
-    import math
-    optimizer.zero_grad()
-    with torch.autocast(device_type=x.device.type, dtype=torch.float16):
-        loss = loss_fn(model(x), y)
-    s = scaler.get_scale()
-    (loss * s).backward()
-    if math.isfinite(loss.item()):
-        for group in optimizer.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    p.grad.div_(s)
-        optimizer.step()
-    return loss.item()
+edit("sc_manual_fixed_scale", within="scaled_fp16_step",
+     why="manual loss scaling that skips on a non-finite loss only and keeps S fixed (no halving, no growth)",
+     old=("scaler.scale(loss).backward()\n"
+          "    scaler.step(optimizer)\n"
+          "    scaler.update()"),
+     new=("import math\n"
+          "\n"
+          "    s = scaler.get_scale()\n"
+          "    (loss * s).backward()\n"
+          "    if math.isfinite(loss.item()):\n"
+          "        for group in optimizer.param_groups:\n"
+          '            for p in group["params"]:\n'
+          "                if p.grad is not None:\n"
+          "                    p.grad.div_(s)\n"
+          "        optimizer.step()"))
 
 
 edit("sc_zero_grad_keep_zeros", within="scaled_fp16_step",

@@ -5,355 +5,142 @@ module's imports (math, torch).  The deviation of each from torch.optim on the p
 runs is printed by ``python bench/optimizers_tolerances.py``.
 """
 
-import math
-
 import torch
 
 from grader.mutants import edit, mutant
 
 
-@mutant(replaces="AdamW.step", why="AdamW without bias correction (uses m and v instead of m̂ and v̂)", against="161afdbfda51")
-def adamw_no_bias_correction(self, closure=None):
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            m, v = state["exp_avg"], state["exp_avg_sq"]
-            with torch.no_grad():
-                p.mul_(1.0 - lr * decay)
-                m.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
-                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
-                p.addcdiv_(m, v.sqrt().add_(eps), value=-lr)
+edit("adamw_no_bias_correction", within="AdamW.step",
+     why="AdamW without bias correction (uses m and v instead of m̂ and v̂)",
+     old=("denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)\n"
+          "                p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))"),
+     new="p.addcdiv_(m, v.sqrt().add_(eps), value=-lr)")
 
 
-@mutant(replaces="AdamW.step", why="Adam with L2 passed off as AdamW: λ·p added to the gradient, no decoupled decay", against="161afdbfda51")
-def adamw_is_adam_l2(self, closure=None):
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                g = p.grad + decay * p
-                state = self.state[p]
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                state["step"] += 1
-                t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-                m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-                v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-                m_hat, v_hat = m / (1.0 - beta1**t), v / (1.0 - beta2**t)
-                p.sub_(lr * m_hat / (v_hat.sqrt() + eps))
+edit("adamw_is_adam_l2", within="AdamW.step",
+     why="Adam with L2 passed off as AdamW: λ·p added to the gradient, no decoupled decay",
+     edits=[("g = p.grad\n",
+             "g = p.grad.add(p, alpha=decay)\n"),
+            ("                p.mul_(1.0 - lr * decay)\n",
+             "")])
 
 
-@mutant(replaces="AdamW.step", why="decoupled decay not scaled by the learning rate: p ← p − λ·p", against="161afdbfda51")
-def adamw_decay_not_scaled_by_lr(self, closure=None):
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                state["step"] += 1
-                t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-                m.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
-                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
-                m_hat, v_hat = m / (1.0 - beta1**t), v / (1.0 - beta2**t)
-                p.sub_(lr * m_hat / (v_hat.sqrt() + eps))
-                p.sub_(decay * p)
+edit("adamw_decay_not_scaled_by_lr", within="AdamW.step",
+     why="decoupled decay not scaled by the learning rate: p ← p − λ·p",
+     edits=[("                p.mul_(1.0 - lr * decay)\n",
+             ""),
+            ("p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))",
+             ("p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))\n"
+              "                p.mul_(1.0 - decay)"))])
 
 
-@mutant(replaces="AdamW.step", why="uses the default lr for every parameter group (ignores a group's own lr)", against="161afdbfda51")
-def adamw_ignores_group_lr(self, closure=None):
-    lr = self.defaults["lr"]
-    for group in self.param_groups:
-        (beta1, beta2), eps, decay = group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                state["step"] += 1
-                t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-                p.mul_(1.0 - lr * decay)
-                m.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
-                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
-                p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
+edit("adamw_ignores_group_lr", within="AdamW.step",
+     why="uses the default lr for every parameter group (ignores a group's own lr)",
+     old='group["lr"], group["betas"]',
+     new='self.defaults["lr"], group["betas"]')
 
 
-@mutant(replaces="AdamW.step", why="keeps the step count in an attribute of the optimizer, not in self.state "
-                                   "(lost by a state_dict round trip: bias correction restarts)", against="161afdbfda51")
-def adamw_step_count_attribute(self, closure=None):
-    if not hasattr(self, "t"):
-        self.t = 0
-    self.t += 1
-    t = self.t
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                p.mul_(1.0 - lr * decay)
-                m.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
-                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
-                p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
+edit("adamw_step_count_attribute", within="AdamW.step",
+     why="keeps the step count in an attribute of the optimizer, not in self.state (lost by a state_dict round trip: bias correction restarts)",
+     edits=[("for group in self.param_groups:",
+             ('self.t = getattr(self, "t", 0) + 1\n'
+              "        for group in self.param_groups:")),
+            ('                    state["step"] = 0\n',
+             ""),
+            (('state["step"] += 1\n'
+              '                t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]'),
+             't, m, v = self.t, state["exp_avg"], state["exp_avg_sq"]')])
 
 
-@mutant(replaces="AdamW.step", why="treats a missing gradient as zero: decays (and keeps state for) unused parameters", against="161afdbfda51")
-def adamw_none_grad_as_zero(self, closure=None):
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            with torch.no_grad():
-                g = p.grad if p.grad is not None else torch.zeros_like(p)
-                state = self.state[p]
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                state["step"] += 1
-                t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-                p.mul_(1.0 - lr * decay)
-                m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-                v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-                p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
+edit("adamw_none_grad_as_zero", within="AdamW.step",
+     why="treats a missing gradient as zero: decays (and keeps state for) unused parameters",
+     old=("                if p.grad is None:\n"
+          "                    continue\n"
+          "                g = p.grad\n"),
+     new="                g = p.grad if p.grad is not None else torch.zeros_like(p)\n")
 
 
-@mutant(replaces="AdamW.step", why="bias corrections one step ahead: 1 − β^(t+1) instead of 1 − β^t", against="161afdbfda51")
-def adamw_bias_correction_off_by_one(self, closure=None):
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                t, m, v = state["step"] + 1, state["exp_avg"], state["exp_avg_sq"]
-                state["step"] += 1
-                p.mul_(1.0 - lr * decay)
-                m.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
-                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
-                p.sub_(lr * (m / (1.0 - beta1 ** (t + 1))) / ((v / (1.0 - beta2 ** (t + 1))).sqrt() + eps))
+edit("adamw_bias_correction_off_by_one", within="AdamW.step",
+     why="bias corrections one step ahead: 1 − β^(t+1) instead of 1 − β^t",
+     old='t, m, v = state["step"], state["exp_avg"]',
+     new='t, m, v = state["step"] + 1, state["exp_avg"]')
 
 
-@mutant(replaces="AdamW.step", why="uses the default weight_decay for every group (ignores a group's own weight_decay)", against="161afdbfda51")
-def adamw_ignores_group_decay(self, closure=None):
-    decay = self.defaults["weight_decay"]
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                state["step"] += 1
-                t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-                p.mul_(1.0 - lr * decay)
-                m.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
-                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
-                p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
+edit("adamw_ignores_group_decay", within="AdamW.step",
+     why="uses the default weight_decay for every group (ignores a group's own weight_decay)",
+     old='group["eps"], group["weight_decay"]',
+     new='group["eps"], self.defaults["weight_decay"]')
 
 
-@mutant(replaces="Adam.step", why="Adam applies weight decay decoupled (as AdamW) instead of as L2 in the gradient", against="080aad05d981")
-def adam_decoupled_decay(self, closure=None):
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                state["step"] += 1
-                t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-                p.mul_(1.0 - lr * decay)
-                m.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
-                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
-                p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
+edit("adam_decoupled_decay", within="Adam.step",
+     why="Adam applies weight decay decoupled (as AdamW) instead of as L2 in the gradient",
+     old="g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)",
+     new=("g = p.grad\n"
+          "                p.mul_(1.0 - lr * decay)"))
 
 
-@mutant(replaces="Adam.step", why="Adam ignores weight_decay (no L2 term in the gradient)", against="080aad05d981")
-def adam_no_l2(self, closure=None):
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = torch.zeros_like(p)
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                state["step"] += 1
-                t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-                m.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
-                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
-                p.sub_(lr * (m / (1.0 - beta1**t)) / ((v / (1.0 - beta2**t)).sqrt() + eps))
+edit("adam_no_l2", within="Adam.step",
+     why="Adam ignores weight_decay (no L2 term in the gradient)",
+     old="g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)",
+     new="g = p.grad")
 
 
-@mutant(replaces="AdaGrad.step", why="AdaGrad without accumulation: s ← g² instead of s ← s + g²", against="0651755930ba")
-def adagrad_no_accumulation(self, closure=None):
-    for group in self.param_groups:
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                state["sum"] = p.grad * p.grad
-                p.sub_(group["lr"] * p.grad / (state["sum"].sqrt() + group["eps"]))
+edit("adagrad_no_accumulation", within="AdaGrad.step",
+     why="AdaGrad without accumulation: s ← g² instead of s ← s + g²",
+     old="s.addcmul_(g, g)",
+     new="s.copy_(g * g)")
 
 
-@mutant(replaces="AdaGrad.step", why="AdaGrad averages the squared gradients (RMSProp-like) instead of summing them", against="0651755930ba")
-def adagrad_mean_of_squares(self, closure=None):
-    for group in self.param_groups:
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["sum"] = torch.zeros_like(p)
-                    state["n"] = 0
-                state["n"] += 1
-                state["sum"].add_(p.grad * p.grad)
-                p.sub_(group["lr"] * p.grad / ((state["sum"] / state["n"]).sqrt() + group["eps"]))
+edit("adagrad_mean_of_squares", within="AdaGrad.step",
+     why="AdaGrad averages the squared gradients (RMSProp-like) instead of summing them",
+     edits=[('                    state["sum"] = torch.zeros_like(p)\n',
+             ('                    state["sum"] = torch.zeros_like(p)\n'
+              '                    state["n"] = 0\n'
+              '                state["n"] += 1\n')),
+            ("p.addcdiv_(g, s.sqrt().add_(eps), value=-lr)",
+             'p.addcdiv_(g, (s / state["n"]).sqrt().add_(eps), value=-lr)')])
 
 
-@mutant(replaces="AdaGrad.step", why="ε inside the square root: √(s + ε)", against="0651755930ba")
-def adagrad_eps_inside_sqrt(self, closure=None):
-    for group in self.param_groups:
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["sum"] = torch.zeros_like(p)
-                state["sum"].addcmul_(p.grad, p.grad)
-                p.sub_(group["lr"] * p.grad / (state["sum"] + group["eps"]).sqrt())
+edit("adagrad_eps_inside_sqrt", within="AdaGrad.step",
+     why="ε inside the square root: √(s + ε)",
+     old="s.sqrt().add_(eps)",
+     new="(s + eps).sqrt()")
 
 
-@mutant(replaces="RMSProp.step", why="ε inside the square root: √(v + ε)", against="0bc6b373b0f3")
-def rmsprop_eps_inside_sqrt(self, closure=None):
-    for group in self.param_groups:
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["square_avg"] = torch.zeros_like(p)
-                v = state["square_avg"]
-                v.mul_(alpha).addcmul_(p.grad, p.grad, value=1.0 - alpha)
-                p.sub_(lr * p.grad / (v + eps).sqrt())
+edit("rmsprop_eps_inside_sqrt", within="RMSProp.step",
+     why="ε inside the square root: √(v + ε)",
+     old="v.sqrt().add_(eps)",
+     new="(v + eps).sqrt()")
 
 
-@mutant(replaces="RMSProp.step", why="RMSProp sums instead of averaging: v ← α·v + g² (no 1 − α)", against="0bc6b373b0f3")
-def rmsprop_sum(self, closure=None):
-    for group in self.param_groups:
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["square_avg"] = torch.zeros_like(p)
-                v = state["square_avg"]
-                v.mul_(alpha).add_(p.grad * p.grad)
-                p.sub_(lr * p.grad / (v.sqrt() + eps))
+edit("rmsprop_sum", within="RMSProp.step",
+     why="RMSProp sums instead of averaging: v ← α·v + g² (no 1 − α)",
+     old="v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)",
+     new="v.mul_(alpha).addcmul_(g, g)")
 
 
-@mutant(replaces="RMSProp.step", why="RMSProp with α and 1 − α swapped: v ← (1−α)·v + α·g²", against="0bc6b373b0f3")
-def rmsprop_alpha_swapped(self, closure=None):
-    for group in self.param_groups:
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                state = self.state[p]
-                if not state:
-                    state["square_avg"] = torch.zeros_like(p)
-                v = state["square_avg"]
-                v.mul_(1.0 - alpha).add_(alpha * p.grad * p.grad)
-                p.sub_(lr * p.grad / (v.sqrt() + eps))
+edit("rmsprop_alpha_swapped", within="RMSProp.step",
+     why="RMSProp with α and 1 − α swapped: v ← (1−α)·v + α·g²",
+     old="v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)",
+     new="v.mul_(1.0 - alpha).addcmul_(g, g, value=alpha)")
 
 
-@mutant(replaces="SGD.step", why="momentum with dampening: b ← μ·b + (1 − μ)·g", against="cc305fb49a50")
-def sgd_dampened_momentum(self, closure=None):
-    for group in self.param_groups:
-        lr, mu = group["lr"], group["momentum"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                if mu == 0.0:
-                    p.sub_(lr * p.grad)
-                    continue
-                state = self.state[p]
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = torch.zeros_like(p)
-                b = state["momentum_buffer"]
-                b.mul_(mu).add_((1.0 - mu) * p.grad)
-                p.sub_(lr * b)
+edit("sgd_dampened_momentum", within="SGD.step",
+     why="momentum with dampening: b ← μ·b + (1 − μ)·g",
+     edits=[('state["momentum_buffer"] = update.clone()',
+             'state["momentum_buffer"] = (1.0 - momentum) * update'),
+            ('state["momentum_buffer"].mul_(momentum).add_(update)',
+             'state["momentum_buffer"].mul_(momentum).add_(update, alpha=1.0 - momentum)')])
 
 
-@mutant(replaces="SGD.step", why="momentum buffers kept in a dict attribute keyed by id(p), not in self.state (lost by a state_dict round trip)", against="cc305fb49a50")
-def sgd_buffer_attribute(self, closure=None):
-    if not hasattr(self, "buffers"):
-        self.buffers = {}
-    for group in self.param_groups:
-        lr, mu = group["lr"], group["momentum"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            with torch.no_grad():
-                if mu == 0.0:
-                    p.sub_(lr * p.grad)
-                    continue
-                if id(p) not in self.buffers:
-                    self.buffers[id(p)] = p.grad.clone()
-                else:
-                    self.buffers[id(p)].mul_(mu).add_(p.grad)
-                p.sub_(lr * self.buffers[id(p)])
+edit("sgd_buffer_attribute", within="SGD.step",
+     why="momentum buffers kept in a dict attribute keyed by id(p), not in self.state (lost by a state_dict round trip)",
+     edits=[("for group in self.param_groups:",
+             ('if not hasattr(self, "buffers"):\n'
+              "            self.buffers = {}\n"
+              "        for group in self.param_groups:")),
+            ("state = self.state[p]",
+             "state = self.buffers.setdefault(id(p), {})")])
 
 
 edit("state_numel", within="optimizer_state_bytes",
@@ -581,31 +368,19 @@ edit("brk_adam_accepts_beta_one", within="Adam.__init__",
      new="if not all(0.0 <= b <= 1.0 for b in betas):")
 
 
-@mutant(replaces="Adam.step", why="closure called after the update: returns the loss of the new parameters", against="080aad05d981")
-@torch.no_grad()
-def brk_adam_closure_after(self, closure=None):
-    for group in self.param_groups:
-        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad if decay == 0.0 else p.grad.add(p, alpha=decay)
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = torch.zeros_like(p)
-                state["exp_avg_sq"] = torch.zeros_like(p)
-            state["step"] += 1
-            t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(beta1).add_(g, alpha=1.0 - beta1)
-            v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            denom = (v.sqrt() / math.sqrt(1.0 - beta2**t)).add_(eps)
-            p.addcdiv_(m, denom, value=-lr / (1.0 - beta1**t))
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    return loss
+edit("brk_adam_closure_after", within="Adam.step",
+     why="closure called after the update: returns the loss of the new parameters",
+     edits=[(("        loss = None\n"
+              "        if closure is not None:\n"
+              "            with torch.enable_grad():\n"
+              "                loss = closure()\n"),
+             ""),
+            ("        return loss",
+             ("        loss = None\n"
+              "        if closure is not None:\n"
+              "            with torch.enable_grad():\n"
+              "                loss = closure()\n"
+              "        return loss"))])
 
 
 # ---------------------------------------------------------------- AdamW
@@ -889,26 +664,19 @@ edit("bk5_rmsprop_state_fp32", within="RMSProp.step",
      new='state["square_avg"] = torch.zeros(p.shape, device=p.device)')
 
 
-@mutant(replaces="RMSProp.step", why="calls the closure after the update (returns the post-update loss, updates with stale grads)", against="0bc6b373b0f3")
-@torch.no_grad()
-def bk5_rmsprop_closure_after(self, closure=None):
-    for group in self.param_groups:
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = p.grad
-            state = self.state[p]
-            if "square_avg" not in state:
-                state["square_avg"] = torch.zeros_like(p)
-            v = state["square_avg"]
-            v.mul_(alpha).addcmul_(g, g, value=1.0 - alpha)
-            p.addcdiv_(g, v.sqrt().add_(eps), value=-lr)
-    loss = None
-    if closure is not None:
-        with torch.enable_grad():
-            loss = closure()
-    return loss
+edit("bk5_rmsprop_closure_after", within="RMSProp.step",
+     why="calls the closure after the update (returns the post-update loss, updates with stale grads)",
+     edits=[(("        loss = None\n"
+              "        if closure is not None:\n"
+              "            with torch.enable_grad():\n"
+              "                loss = closure()\n"),
+             ""),
+            ("        return loss",
+             ("        loss = None\n"
+              "        if closure is not None:\n"
+              "            with torch.enable_grad():\n"
+              "                loss = closure()\n"
+              "        return loss"))])
 
 
 edit("bk5_rmsprop_alpha_one", within="RMSProp.__init__",

@@ -8,23 +8,10 @@ import torch.nn.functional as F
 from grader.mutants import edit, mutant
 
 
-@mutant(replaces="train", why="never clears the gradients: every step adds to the last one's", against="0c2bd5eb92dd")
-def train_no_zero_grad(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
-                       mixed_precision=False, device="cpu"):
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("bad arguments")
-    start = load_checkpoint(checkpoint_path, model, optimizer) if checkpoint_path and os.path.exists(checkpoint_path) else 0
-    losses = []
-    for step in range(start, num_steps):
-        x, y = get_batch()
-        x, y = x.to(device), y.to(device)
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if checkpoint_path and checkpoint_every and (step + 1) % checkpoint_every == 0:
-            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
-    return losses
+edit("train_no_zero_grad", within="train",
+     why="never clears the gradients: every step adds to the last one's",
+     old="            optimizer.zero_grad(set_to_none=True)\n",
+     new="")
 
 
 edit("train_zero_fill", within="train",
@@ -43,183 +30,76 @@ edit("train_zero_fill", within="train",
             "if checkpoint_path and checkpoint_every and (step + 1) % checkpoint_every == 0:")])
 
 
-@mutant(replaces="train", why="clears the gradients between backward and step: the optimizer never moves", against="0c2bd5eb92dd")
-def train_zero_grad_late(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
-                         mixed_precision=False, device="cpu"):
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("bad arguments")
-    start = load_checkpoint(checkpoint_path, model, optimizer) if checkpoint_path and os.path.exists(checkpoint_path) else 0
-    losses = []
-    for step in range(start, num_steps):
-        x, y = get_batch()
-        x, y = x.to(device), y.to(device)
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        optimizer.zero_grad(set_to_none=True)
-        optimizer.step()
-        losses.append(loss.item())
-        if checkpoint_path and checkpoint_every and (step + 1) % checkpoint_every == 0:
-            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
-    return losses
+edit("train_zero_grad_late", within="train",
+     why="clears the gradients between backward and step: the optimizer never moves",
+     edits=[("            optimizer.zero_grad(set_to_none=True)\n",
+             ""),
+            ("            loss.backward()\n",
+             ("            loss.backward()\n"
+              "            optimizer.zero_grad(set_to_none=True)\n"))])
 
 
-@mutant(replaces="train", why="draws a fresh batch for the loss after drawing one for logging: two get_batch calls per step", against="0c2bd5eb92dd")
-def train_two_batches(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
-                      mixed_precision=False, device="cpu"):
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("bad arguments")
-    start = load_checkpoint(checkpoint_path, model, optimizer) if checkpoint_path and os.path.exists(checkpoint_path) else 0
-    losses = []
-    for step in range(start, num_steps):
-        get_batch()
-        x, y = get_batch()
-        optimizer.zero_grad(set_to_none=True)
-        loss = F.mse_loss(model(x.to(device)), y.to(device))
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if checkpoint_path and checkpoint_every and (step + 1) % checkpoint_every == 0:
-            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
-    return losses
+edit("train_two_batches", within="train",
+     why="draws a fresh batch for the loss after drawing one for logging: two get_batch calls per step",
+     old="x, y = get_batch()",
+     new=("get_batch()\n"
+          "        x, y = get_batch()"))
 
 
-@mutant(replaces="train", why="loads the checkpoint but starts counting from 0 again: the resumed run is too long", against="0c2bd5eb92dd")
-def train_resume_from_zero(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
-                           mixed_precision=False, device="cpu"):
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("bad arguments")
-    if checkpoint_path and os.path.exists(checkpoint_path):
-        load_checkpoint(checkpoint_path, model, optimizer)
-    losses = []
-    for step in range(num_steps):
-        x, y = get_batch()
-        optimizer.zero_grad(set_to_none=True)
-        loss = F.mse_loss(model(x.to(device)), y.to(device))
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if checkpoint_path and checkpoint_every and (step + 1) % checkpoint_every == 0:
-            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
-    return losses
+edit("train_resume_from_zero", within="train",
+     why="loads the checkpoint but starts counting from 0 again: the resumed run is too long",
+     old="start = load_checkpoint(checkpoint_path, model, optimizer)",
+     new="load_checkpoint(checkpoint_path, model, optimizer)")
 
 
-@mutant(replaces="train", why="saves the index of the step just done as the iteration: the resumed run repeats a step", against="0c2bd5eb92dd")
-def train_saves_step_index(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
-                           mixed_precision=False, device="cpu"):
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("bad arguments")
-    start = load_checkpoint(checkpoint_path, model, optimizer) if checkpoint_path and os.path.exists(checkpoint_path) else 0
-    losses = []
-    for step in range(start, num_steps):
-        x, y = get_batch()
-        optimizer.zero_grad(set_to_none=True)
-        loss = F.mse_loss(model(x.to(device)), y.to(device))
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if checkpoint_path and checkpoint_every and (step + 1) % checkpoint_every == 0:
-            save_checkpoint(model, optimizer, step, checkpoint_path)
-    return losses
+edit("train_saves_step_index", within="train",
+     why="saves the index of the step just done as the iteration: the resumed run repeats a step",
+     old="save_checkpoint(model, optimizer, step + 1, checkpoint_path)",
+     new="save_checkpoint(model, optimizer, step, checkpoint_path)")
 
 
-@mutant(replaces="train", why="checkpoints when step % every == 0 (before the step's update is counted)", against="0c2bd5eb92dd")
-def train_checkpoint_off_by_one(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
-                                mixed_precision=False, device="cpu"):
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("bad arguments")
-    start = load_checkpoint(checkpoint_path, model, optimizer) if checkpoint_path and os.path.exists(checkpoint_path) else 0
-    losses = []
-    for step in range(start, num_steps):
-        x, y = get_batch()
-        optimizer.zero_grad(set_to_none=True)
-        loss = F.mse_loss(model(x.to(device)), y.to(device))
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if checkpoint_path and checkpoint_every and step % checkpoint_every == 0:
-            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
-    return losses
+edit("train_checkpoint_off_by_one", within="train",
+     why="checkpoints when step % every == 0 (before the step's update is counted)",
+     old="(step + 1) % checkpoint_every == 0",
+     new="step % checkpoint_every == 0")
 
 
-@mutant(replaces="train", why="checkpoints with torch.save of the model alone: the optimizer state and generators are lost", against="0c2bd5eb92dd")
-def train_saves_model_only(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
-                           mixed_precision=False, device="cpu"):
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("bad arguments")
-    start = 0
-    if checkpoint_path and os.path.exists(checkpoint_path):
-        saved = torch.load(checkpoint_path, weights_only=True)
-        model.load_state_dict(saved["model"])
-        start = saved["iteration"]
-    losses = []
-    for step in range(start, num_steps):
-        x, y = get_batch()
-        optimizer.zero_grad(set_to_none=True)
-        loss = F.mse_loss(model(x.to(device)), y.to(device))
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if checkpoint_path and checkpoint_every and (step + 1) % checkpoint_every == 0:
-            torch.save({"model": model.state_dict(), "iteration": step + 1}, checkpoint_path)
-    return losses
+edit("train_saves_model_only", within="train",
+     why="checkpoints with torch.save of the model alone: the optimizer state and generators are lost",
+     edits=[("start = load_checkpoint(checkpoint_path, model, optimizer)",
+             ("saved = torch.load(checkpoint_path, weights_only=True)\n"
+              '        model.load_state_dict(saved["model"])\n'
+              '        start = saved["iteration"]')),
+            ("save_checkpoint(model, optimizer, step + 1, checkpoint_path)",
+             'torch.save({"model": model.state_dict(), "iteration": step + 1}, checkpoint_path)')])
 
 
-@mutant(replaces="train", why="sums the squared errors instead of averaging them", against="0c2bd5eb92dd")
-def train_sum_loss(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
-                   mixed_precision=False, device="cpu"):
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("bad arguments")
-    start = load_checkpoint(checkpoint_path, model, optimizer) if checkpoint_path and os.path.exists(checkpoint_path) else 0
-    losses = []
-    for step in range(start, num_steps):
-        x, y = get_batch()
-        optimizer.zero_grad(set_to_none=True)
-        loss = F.mse_loss(model(x.to(device)), y.to(device), reduction="sum")
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if checkpoint_path and checkpoint_every and (step + 1) % checkpoint_every == 0:
-            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
-    return losses
+edit("train_sum_loss", within="train",
+     why="sums the squared errors instead of averaging them",
+     old="loss = F.mse_loss(model(x), y)",
+     new='loss = F.mse_loss(model(x), y, reduction="sum")')
 
 
-@mutant(replaces="train", why="ignores mixed_precision: every step runs in float32", against="0c2bd5eb92dd")
-def train_ignores_mixed_precision(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
-                                  mixed_precision=False, device="cpu"):
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("bad arguments")
-    start = load_checkpoint(checkpoint_path, model, optimizer) if checkpoint_path and os.path.exists(checkpoint_path) else 0
-    losses = []
-    for step in range(start, num_steps):
-        x, y = get_batch()
-        optimizer.zero_grad(set_to_none=True)
-        loss = F.mse_loss(model(x.to(device)), y.to(device))
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if checkpoint_path and checkpoint_every and (step + 1) % checkpoint_every == 0:
-            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
-    return losses
+edit("train_ignores_mixed_precision", within="train",
+     why="ignores mixed_precision: every step runs in float32",
+     old=("        if mixed_precision:\n"
+          "            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)\n"
+          "        else:\n"
+          "            optimizer.zero_grad(set_to_none=True)\n"
+          "            loss = F.mse_loss(model(x), y)\n"
+          "            loss.backward()\n"
+          "            optimizer.step()\n"),
+     new=("        optimizer.zero_grad(set_to_none=True)\n"
+          "        loss = F.mse_loss(model(x), y)\n"
+          "        loss.backward()\n"
+          "        optimizer.step()\n"))
 
 
-@mutant(replaces="train", why="records the loss of the batch after the update (a second forward pass)", against="0c2bd5eb92dd")
-def train_loss_after_step(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0,
-                          mixed_precision=False, device="cpu"):
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("bad arguments")
-    start = load_checkpoint(checkpoint_path, model, optimizer) if checkpoint_path and os.path.exists(checkpoint_path) else 0
-    losses = []
-    for step in range(start, num_steps):
-        x, y = get_batch()
-        x, y = x.to(device), y.to(device)
-        optimizer.zero_grad(set_to_none=True)
-        F.mse_loss(model(x), y).backward()
-        optimizer.step()
-        with torch.no_grad():
-            losses.append(F.mse_loss(model(x), y).item())
-        if checkpoint_path and checkpoint_every and (step + 1) % checkpoint_every == 0:
-            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
-    return losses
+edit("train_loss_after_step", within="train",
+     why="records the loss of the batch after the update (a second forward pass)",
+     old="losses.append(loss.item() if isinstance(loss, torch.Tensor) else float(loss))",
+     new=("with torch.no_grad():\n"
+          "            losses.append(F.mse_loss(model(x), y).item())"))
 
 
 edit("train_no_checks", within="train",
@@ -237,11 +117,10 @@ edit("train_no_checks", within="train",
             "if checkpoint_path and checkpoint_every and (step + 1) % checkpoint_every == 0:")])
 
 
-@mutant(replaces="step_flops", why="counts the full 4·B·P backward: autograd skips the input gradient of the first layer", against="e839a2d0b6bf")
-def step_flops_full_backward(batch, dim, num_layers):
-    params = cruncher_num_parameters(dim, num_layers)
-    return {"forward": 2 * batch * params, "backward": 4 * batch * params, "total": 6 * batch * params,
-            "six_bp": 6 * batch * params}
+edit("step_flops_full_backward", within="step_flops",
+     why="counts the full 4·B·P backward: autograd skips the input gradient of the first layer",
+     old="backward = 4 * batch * params - 2 * batch * first",
+     new="backward = 4 * batch * params")
 
 
 edit("step_flops_square_first", within="step_flops",
@@ -385,29 +264,10 @@ edit("train_bk_every_zero_crash", within="train",
             "if checkpoint_path is not None and (step + 1) % checkpoint_every == 0:")])
 
 
-@mutant(replaces="train", why="bk: resumes only when checkpoint_every > 0 (a path with every=0 ignores an existing checkpoint)", against="0c2bd5eb92dd")
-def train_bk_resume_needs_every(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("negative")
-    saving = checkpoint_path is not None and checkpoint_every > 0
-    start = 0
-    if saving and os.path.exists(checkpoint_path):
-        start = load_checkpoint(checkpoint_path, model, optimizer)
-    losses = []
-    for step in range(start, num_steps):
-        x, y = get_batch()
-        x, y = x.to(device), y.to(device)
-        if mixed_precision:
-            loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)
-        else:
-            optimizer.zero_grad(set_to_none=True)
-            loss = F.mse_loss(model(x), y)
-            loss.backward()
-            optimizer.step()
-        losses.append(float(loss))
-        if saving and (step + 1) % checkpoint_every == 0:
-            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
-    return losses
+edit("train_bk_resume_needs_every", within="train",
+     why="bk: resumes only when checkpoint_every > 0 (a path with every=0 ignores an existing checkpoint)",
+     old="if checkpoint_path is not None and os.path.exists(checkpoint_path):",
+     new="if checkpoint_path is not None and checkpoint_every > 0 and os.path.exists(checkpoint_path):")
 
 
 edit("train_bk_no_negative_steps_check", within="train",
@@ -503,29 +363,18 @@ edit("train_bk_ignores_mixed_precision", within="train",
             "        losses.append(float(loss))"))])
 
 
-@mutant(replaces="train", why="bk: inlines autocast with device_type='cuda' (disabled on the CPU: the 'mixed' step runs in float32)", against="0c2bd5eb92dd")
-def train_bk_autocast_cuda_only(model, optimizer, get_batch, num_steps, *, checkpoint_path=None, checkpoint_every=0, mixed_precision=False, device="cpu"):
-    import warnings
-    if num_steps < 0 or checkpoint_every < 0:
-        raise ValueError("negative")
-    start = 0
-    if checkpoint_path is not None and os.path.exists(checkpoint_path):
-        start = load_checkpoint(checkpoint_path, model, optimizer)
-    losses = []
-    for step in range(start, num_steps):
-        x, y = get_batch()
-        x, y = x.to(device), y.to(device)
-        optimizer.zero_grad(set_to_none=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=mixed_precision):
-                loss = F.mse_loss(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(float(loss))
-        if checkpoint_path is not None and checkpoint_every > 0 and (step + 1) % checkpoint_every == 0:
-            save_checkpoint(model, optimizer, step + 1, checkpoint_path)
-    return losses
+edit("train_bk_autocast_cuda_only", within="train",
+     why="bk: inlines autocast with device_type='cuda' (disabled on the CPU: the 'mixed' step runs in float32)",
+     old="loss = mixed_precision_step(model, optimizer, F.mse_loss, x, y)",
+     new=("import warnings\n"
+          "\n"
+          "            optimizer.zero_grad(set_to_none=True)\n"
+          "            with warnings.catch_warnings():\n"
+          '                warnings.simplefilter("ignore")\n'
+          '                with torch.autocast("cuda", dtype=torch.bfloat16):\n'
+          "                    loss = F.mse_loss(model(x), y)\n"
+          "            loss.backward()\n"
+          "            optimizer.step()"))
 
 
 edit("train_bk_ckpt_without_rng", within="train",
@@ -574,10 +423,10 @@ def train_bk_load_after_first_batch(model, optimizer, get_batch, num_steps, *, c
     return losses
 
 
-@mutant(replaces="step_flops", why="bk: the lecture's 4·B·P backward, without removing the first layer's input gradient", against="e839a2d0b6bf")
-def step_flops_bk_full_backward(batch, dim, num_layers):
-    params = cruncher_num_parameters(dim, num_layers)
-    return {"forward": 2 * batch * params, "backward": 4 * batch * params, "total": 6 * batch * params, "six_bp": 6 * batch * params}
+edit("step_flops_bk_full_backward", within="step_flops",
+     why="bk: the lecture's 4·B·P backward, without removing the first layer's input gradient",
+     old="backward = 4 * batch * params - 2 * batch * first",
+     new="backward = 4 * batch * params")
 
 
 edit("step_flops_bk_first_always_square", within="step_flops",
@@ -600,13 +449,10 @@ edit("step_flops_bk_half_skip", within="step_flops",
      new="backward = 4 * batch * params - batch * first")
 
 
-@mutant(replaces="step_flops", why="bk: float arithmetic (6.0 * B * P): values right, types float not int", against="e839a2d0b6bf")
-def step_flops_bk_floats(batch, dim, num_layers):
-    params = float(cruncher_num_parameters(dim, num_layers))
-    first = dim * dim if num_layers > 0 else dim
-    forward = 2.0 * batch * params
-    backward = 4.0 * batch * params - 2.0 * batch * first
-    return {"forward": forward, "backward": backward, "total": forward + backward, "six_bp": 6.0 * batch * params}
+edit("step_flops_bk_floats", within="step_flops",
+     why="bk: float arithmetic (6.0 * B * P): values right, types float not int",
+     old="params = cruncher_num_parameters(dim, num_layers)",
+     new="params = float(cruncher_num_parameters(dim, num_layers))")
 
 
 edit("step_flops_bk_params_no_final", within="step_flops",

@@ -2,8 +2,6 @@
 
 import math
 
-import torch
-
 from grader.mutants import edit, mutant
 
 
@@ -29,37 +27,29 @@ edit("same_storage_data_ptr", within="same_storage",
      new="return x.data_ptr() == y.data_ptr()")
 
 
-@mutant(replaces="transpose_view", why="starts the view at storage position 0, so slices view the wrong elements", against="a8a01fb000f4")
-def transpose_view_offset_zero(x, dim0, dim1):
-    dim0, dim1 = dim0 % x.dim(), dim1 % x.dim()
-    size, stride = list(x.shape), list(x.stride())
-    size[dim0], size[dim1] = size[dim1], size[dim0]
-    stride[dim0], stride[dim1] = stride[dim1], stride[dim0]
-    return x.as_strided(size, stride, 0)
+edit("transpose_view_offset_zero", within="transpose_view",
+     why="starts the view at storage position 0, so slices view the wrong elements",
+     old="return x.as_strided(size, stride, x.storage_offset())",
+     new="return x.as_strided(size, stride, 0)")
 
 
-@mutant(replaces="transpose_view", why="swaps the sizes but not the strides", against="a8a01fb000f4")
-def transpose_view_sizes_only(x, dim0, dim1):
-    dim0, dim1 = dim0 % x.dim(), dim1 % x.dim()
-    size = list(x.shape)
-    size[dim0], size[dim1] = size[dim1], size[dim0]
-    return x.as_strided(size, x.stride(), x.storage_offset())
+edit("transpose_view_sizes_only", within="transpose_view",
+     why="swaps the sizes but not the strides",
+     old="    stride[dim0], stride[dim1] = stride[dim1], stride[dim0]\n",
+     new="")
 
 
-@mutant(replaces="transpose_view", why="calls transpose instead of building the view", against="a8a01fb000f4")
-def transpose_view_calls_transpose(x, dim0, dim1):
-    return x.transpose(dim0, dim1)
+edit("transpose_view_calls_transpose", within="transpose_view",
+     why="calls transpose instead of building the view",
+     old="return x.as_strided(size, stride, x.storage_offset())",
+     new="return x.transpose(dim0, dim1)")
 
 
-@mutant(replaces="can_view", why="only contiguous tensors are viewable", against="4c7b43defc51")
-def can_view_contiguous_only(x, shape):
-    shape = list(shape)
-    if -1 in shape:
-        known = math.prod(s for s in shape if s != -1)
-        if known == 0 or x.numel() % known:
-            return False
-        shape[shape.index(-1)] = x.numel() // known
-    return math.prod(shape) == x.numel() and x.is_contiguous()
+edit("can_view_contiguous_only", within="can_view",
+     why="only contiguous tensors are viewable",
+     old=("    if x.dim() == 0 or x.numel() == 0:\n"
+          "        return True\n"),
+     new="    return x.is_contiguous()\n")
 
 
 @mutant(replaces="can_view", why="asks torch by trying view()", against="4c7b43defc51")
@@ -87,28 +77,22 @@ edit("can_view_size_one_breaks", within="can_view",
             "base, tensor_numel, view_numel = old_stride[d - 1], 1, 1")])
 
 
-@mutant(replaces="sliding_windows", why="off by one: drops the last full window", against="f59fb17e4b10")
-def sliding_windows_off_by_one(x, size, step):
-    if x.dim() != 1 or not 1 <= size <= x.shape[0] or step < 1:
-        raise ValueError("bad arguments")
-    count = (x.shape[0] - size) // step
-    (s,) = x.stride()
-    return x.as_strided((count, size), (step * s, s), x.storage_offset())
+edit("sliding_windows_off_by_one", within="sliding_windows",
+     why="off by one: drops the last full window",
+     old="count = (x.shape[0] - size) // step + 1",
+     new="count = (x.shape[0] - size) // step")
 
 
-@mutant(replaces="sliding_windows", why="copies the windows with torch.stack (not zero-copy)", against="f59fb17e4b10")
-def sliding_windows_copies(x, size, step):
-    if x.dim() != 1 or not 1 <= size <= x.shape[0] or step < 1:
-        raise ValueError("bad arguments")
-    return torch.stack([x[i:i + size] for i in range(0, x.shape[0] - size + 1, step)])
+edit("sliding_windows_copies", within="sliding_windows",
+     why="copies the windows with torch.stack (not zero-copy)",
+     old="return x.as_strided((count, size), (step * s, s), x.storage_offset())",
+     new="return torch.stack([x[i:i + size] for i in range(0, x.shape[0] - size + 1, step)])")
 
 
-@mutant(replaces="sliding_windows", why="assumes x is contiguous (stride 1) and starts at storage position 0", against="f59fb17e4b10")
-def sliding_windows_assumes_contiguous(x, size, step):
-    if x.dim() != 1 or not 1 <= size <= x.shape[0] or step < 1:
-        raise ValueError("bad arguments")
-    count = (x.shape[0] - size) // step + 1
-    return x.as_strided((count, size), (step, 1))
+edit("sliding_windows_assumes_contiguous", within="sliding_windows",
+     why="assumes x is contiguous (stride 1) and starts at storage position 0",
+     old="return x.as_strided((count, size), (step * s, s), x.storage_offset())",
+     new="return x.as_strided((count, size), (step, 1))")
 
 
 # ---- breaking pass, 2026-11-22 (written before reading the tests) ----
@@ -136,21 +120,16 @@ edit("offset_assert", within="element_offset",
      new="assert len(stride) == len(index)")
 
 
-@mutant(replaces="contiguous_strides", why="size-0 dimensions not counted as 1: (2, 0, 3) gives (0, 3, 1)", against="eb8b67b4906e")
-def strides_zero_size(shape):
-    out, run = [], 1
-    for n in reversed(shape):
-        out.append(run)
-        run *= n
-    return tuple(reversed(out))
+edit("strides_zero_size", within="contiguous_strides",
+     why="size-0 dimensions not counted as 1: (2, 0, 3) gives (0, 3, 1)",
+     old="running *= max(size, 1)",
+     new="running *= size")
 
 
-@mutant(replaces="contiguous_strides", why="starts from [1]: the 0-d shape () gives (1,)", against="eb8b67b4906e")
-def strides_start_one(shape):
-    strides = [1]
-    for n in reversed(shape[1:]):
-        strides.insert(0, strides[0] * max(n, 1))
-    return tuple(strides)
+edit("strides_start_one", within="contiguous_strides",
+     why="starts from [1]: the 0-d shape () gives (1,)",
+     old="strides = []",
+     new="strides = [] if shape else [1]")
 
 
 edit("same_data_ptr", within="same_storage",
@@ -174,12 +153,10 @@ edit("same_address_range", within="same_storage",
           "    return start <= y.data_ptr() < start + x.untyped_storage().nbytes()"))
 
 
-@mutant(replaces="transpose_view", why="storage offset 0: a slice x[1:] is transposed from the storage's start", against="a8a01fb000f4")
-def transpose_offset0(x, dim0, dim1):
-    size, stride = list(x.shape), list(x.stride())
-    size[dim0], size[dim1] = size[dim1], size[dim0]
-    stride[dim0], stride[dim1] = stride[dim1], stride[dim0]
-    return x.as_strided(size, stride, 0)
+edit("transpose_offset0", within="transpose_view",
+     why="storage offset 0: a slice x[1:] is transposed from the storage's start",
+     old="return x.as_strided(size, stride, x.storage_offset())",
+     new="return x.as_strided(size, stride, 0)")
 
 
 edit("transpose_contig_first", within="transpose_view",
@@ -191,15 +168,13 @@ edit("transpose_contig_first", within="transpose_view",
      new="x = x.contiguous()")
 
 
-@mutant(replaces="transpose_view", why="swaps the sizes but recomputes contiguous strides", against="a8a01fb000f4")
-def transpose_fresh_strides(x, dim0, dim1):
-    size = list(x.shape)
-    size[dim0], size[dim1] = size[dim1], size[dim0]
-    stride, run = [], 1
-    for n in reversed(size):
-        stride.insert(0, run)
-        run *= max(n, 1)
-    return x.as_strided(size, stride, x.storage_offset())
+edit("transpose_fresh_strides", within="transpose_view",
+     why="swaps the sizes but recomputes contiguous strides",
+     old="    stride[dim0], stride[dim1] = stride[dim1], stride[dim0]\n",
+     new=("    stride, run = [], 1\n"
+          "    for n in reversed(size):\n"
+          "        stride.insert(0, run)\n"
+          "        run *= max(n, 1)\n"))
 
 
 edit("transpose_mod_dim", within="transpose_view",
@@ -211,19 +186,11 @@ edit("transpose_mod_dim", within="transpose_view",
      new="dim0, dim1 = dim0 % x.dim(), dim1 % x.dim()")
 
 
-@mutant(replaces="can_view", why="views only contiguous tensors (or the same shape)", against="4c7b43defc51")
-def can_view_contiguous_only_b(x, shape):
-    shape = list(shape)
-    if shape.count(-1) > 1:
-        return False
-    if -1 in shape:
-        known = math.prod(s for s in shape if s != -1)
-        if known == 0 or x.numel() % known:
-            return False
-        shape[shape.index(-1)] = x.numel() // known
-    if math.prod(shape) != x.numel():
-        return False
-    return x.is_contiguous() or list(x.shape) == shape or x.numel() == 0
+edit("can_view_contiguous_only_b", within="can_view",
+     why="views only contiguous tensors (or the same shape)",
+     old=("    if x.dim() == 0 or x.numel() == 0:\n"
+          "        return True\n"),
+     new="    return x.is_contiguous() or list(x.shape) == shape or x.numel() == 0\n")
 
 
 @mutant(replaces="can_view", why="size-1 dimensions break chunks: x[:, :1]-style views with odd strides refused", against="4c7b43defc51")
@@ -307,48 +274,34 @@ edit("can_view_many_minus_one", within="can_view",
            ("if shape.count(-1) > 1 or any(s < -1 for s in shape):", "if any(s < -1 for s in shape):")])
 
 
-@mutant(replaces="sliding_windows", why="assumes x is contiguous: strides (step, 1) even for y[::2]", against="f59fb17e4b10")
-def windows_unit_stride(x, size, step):
-    if x.dim() != 1 or not 1 <= size <= x.shape[0] or step < 1:
-        raise ValueError("bad")
-    count = (x.shape[0] - size) // step + 1
-    return x.as_strided((count, size), (step, 1), x.storage_offset())
+edit("windows_unit_stride", within="sliding_windows",
+     why="assumes x is contiguous: strides (step, 1) even for y[::2]",
+     old="return x.as_strided((count, size), (step * s, s), x.storage_offset())",
+     new="return x.as_strided((count, size), (step, 1), x.storage_offset())")
 
 
-@mutant(replaces="sliding_windows", why="drops x's storage offset: windows of x[3:] start at the storage's start", against="f59fb17e4b10")
-def windows_offset0(x, size, step):
-    if x.dim() != 1 or not 1 <= size <= x.shape[0] or step < 1:
-        raise ValueError("bad")
-    count = (x.shape[0] - size) // step + 1
-    (s,) = x.stride()
-    return x.as_strided((count, size), (step * s, s), 0)
+edit("windows_offset0", within="sliding_windows",
+     why="drops x's storage offset: windows of x[3:] start at the storage's start",
+     old="return x.as_strided((count, size), (step * s, s), x.storage_offset())",
+     new="return x.as_strided((count, size), (step * s, s), 0)")
 
 
-@mutant(replaces="sliding_windows", why="size == len(x) rejected (< instead of <=)", against="f59fb17e4b10")
-def windows_full_rejected(x, size, step):
-    if x.dim() != 1 or not 1 <= size < x.shape[0] or step < 1:
-        raise ValueError("bad")
-    count = (x.shape[0] - size) // step + 1
-    (s,) = x.stride()
-    return x.as_strided((count, size), (step * s, s), x.storage_offset())
+edit("windows_full_rejected", within="sliding_windows",
+     why="size == len(x) rejected (< instead of <=)",
+     old="if not 1 <= size <= x.shape[0] or step < 1:",
+     new="if not 1 <= size < x.shape[0] or step < 1:")
 
 
-@mutant(replaces="sliding_windows", why="no step check: step 0 divides by zero (ZeroDivisionError)", against="f59fb17e4b10")
-def windows_no_step_check(x, size, step):
-    if x.dim() != 1 or not 1 <= size <= x.shape[0]:
-        raise ValueError("bad")
-    count = (x.shape[0] - size) // step + 1
-    (s,) = x.stride()
-    return x.as_strided((count, size), (step * s, s), x.storage_offset())
+edit("windows_no_step_check", within="sliding_windows",
+     why="no step check: step 0 divides by zero (ZeroDivisionError)",
+     old="if not 1 <= size <= x.shape[0] or step < 1:",
+     new="if not 1 <= size <= x.shape[0]:")
 
 
-@mutant(replaces="sliding_windows", why="count off by one: forgets the first window (+1)", against="f59fb17e4b10")
-def windows_ceil(x, size, step):
-    if x.dim() != 1 or not 1 <= size <= x.shape[0] or step < 1:
-        raise ValueError("bad")
-    count = (x.shape[0] - size) // step
-    (s,) = x.stride()
-    return x.as_strided((count, size), (step * s, s), x.storage_offset())
+edit("windows_ceil", within="sliding_windows",
+     why="count off by one: forgets the first window (+1)",
+     old="count = (x.shape[0] - size) // step + 1",
+     new="count = (x.shape[0] - size) // step")
 
 
 # ---- second round (after reading the tests): more ways to get sharing and edges wrong ----
@@ -380,12 +333,10 @@ edit("transpose_view_clone", within="transpose_view",
             "return x.as_strided(size, stride, x.storage_offset()).clone()")])
 
 
-@mutant(replaces="sliding_windows", why="stacks the slices: right values, but a copy", against="f59fb17e4b10")
-def sliding_windows_stack(x, size, step):
-    if x.dim() != 1 or not 1 <= size <= x.shape[0] or step < 1:
-        raise ValueError("bad")
-    count = (x.shape[0] - size) // step + 1
-    return torch.stack([x[i * step:i * step + size] for i in range(count)])
+edit("sliding_windows_stack", within="sliding_windows",
+     why="stacks the slices: right values, but a copy",
+     old="return x.as_strided((count, size), (step * s, s), x.storage_offset())",
+     new="return torch.stack([x[i * step:i * step + size] for i in range(count)])")
 
 
 edit("element_offset_float", within="element_offset",
@@ -409,13 +360,10 @@ def element_offset_default_one(stride, index, storage_offset=1):
     return storage_offset + sum(i * s for i, s in zip(index, stride))
 
 
-@mutant(replaces="sliding_windows", why="only step == 0 rejected: a negative step gives a RuntimeError from as_strided", against="f59fb17e4b10")
-def sliding_windows_negative_step(x, size, step):
-    if x.dim() != 1 or not 1 <= size <= x.shape[0] or step == 0:
-        raise ValueError("bad")
-    count = (x.shape[0] - size) // step + 1
-    (s,) = x.stride()
-    return x.as_strided((count, size), (step * s, s), x.storage_offset())
+edit("sliding_windows_negative_step", within="sliding_windows",
+     why="only step == 0 rejected: a negative step gives a RuntimeError from as_strided",
+     old="if not 1 <= size <= x.shape[0] or step < 1:",
+     new="if not 1 <= size <= x.shape[0] or step == 0:")
 
 
 edit("can_view_stride0_breaks", within="can_view",
@@ -533,12 +481,10 @@ edit("contiguous_strides_zero_product", within="contiguous_strides",
            ("running *= max(size, 1)", "running *= size")])
 
 
-@mutant(replaces="contiguous_strides", why="seeds the list with the last stride 1, so a 0-d shape gets (1,)", against="eb8b67b4906e")
-def contiguous_strides_seeded(shape):
-    strides = [1]
-    for size in reversed(shape[1:]):
-        strides.insert(0, strides[0] * max(size, 1))
-    return tuple(strides)
+edit("contiguous_strides_seeded", within="contiguous_strides",
+     why="seeds the list with the last stride 1, so a 0-d shape gets (1,)",
+     old="return tuple(reversed(strides))",
+     new="return tuple(reversed(strides)) or (1,)")
 
 
 edit("same_storage_base_link", within="same_storage",
@@ -671,24 +617,20 @@ edit("sliding_windows_no_step_check", within="sliding_windows",
             '        raise ValueError("size out of range")'))])
 
 
-@mutant(replaces="sliding_windows", why="no 1-D check: a 2-D input is windowed along its rows instead of refused", against="f59fb17e4b10")
-def sliding_windows_no_dim_check(x, size, step):
-    if not 1 <= size <= x.shape[0] or step < 1:
-        raise ValueError("out of range")
-    count = (x.shape[0] - size) // step + 1
-    s = x.stride(0)
-    return x.as_strided((count, size), (step * s, s), x.storage_offset())
+edit("sliding_windows_no_dim_check", within="sliding_windows",
+     why="no 1-D check: a 2-D input is windowed along its rows instead of refused",
+     edits=[(("    if x.dim() != 1:\n"
+              '        raise ValueError(f"expected a 1-D tensor, got {x.dim()} dimensions")\n'),
+             ""),
+            ("(s,) = x.stride()",
+             "s = x.stride(0)")])
 
 
-@mutant(replaces="sliding_windows", why="makes the input contiguous first: a stepped view y[::2] is copied", against="f59fb17e4b10")
-def sliding_windows_contiguous_first(x, size, step):
-    if x.dim() != 1:
-        raise ValueError("expected a 1-D tensor")
-    if not 1 <= size <= x.shape[0] or step < 1:
-        raise ValueError("out of range")
-    x = x.contiguous()
-    count = (x.shape[0] - size) // step + 1
-    return x.as_strided((count, size), (step, 1), x.storage_offset())
+edit("sliding_windows_contiguous_first", within="sliding_windows",
+     why="makes the input contiguous first: a stepped view y[::2] is copied",
+     old="count = (x.shape[0] - size) // step + 1",
+     new=("x = x.contiguous()\n"
+          "    count = (x.shape[0] - size) // step + 1"))
 
 
 # -- every default and every case the docstrings name (issue 30) --------------------------------------
