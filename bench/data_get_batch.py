@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from grader.target import Implementation, resolve_target  # noqa: E402
+from grader.boundary.target import Implementation, resolve_target  # noqa: E402
 
 
 def lecture_get_batch(data: np.ndarray, batch_size: int, context_length: int,

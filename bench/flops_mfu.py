@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
               "Run it on a GPU machine.")
         return 0
 
-    from grader.target import Implementation, resolve_target
+    from grader.boundary.target import Implementation, resolve_target
     from tests.probes._gpu import tensor_core_dtype
 
     flops = Implementation(resolve_target(args.target)).flops

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         print("fp8_matmul: needs a CUDA GPU with fp8 tensor cores (compute capability 8.9+); nothing to measure here.")
         return 0
 
-    from grader.target import Implementation, resolve_target
+    from grader.boundary.target import Implementation, resolve_target
 
     fp8 = Implementation(resolve_target(args.target)).fp8
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")

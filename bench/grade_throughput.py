@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader import MODULES  # noqa: E402
-from grader.runner import test_files  # noqa: E402
+from grader.testing.suite_process import test_files  # noqa: E402
 
 MIB = 2**20
 
@@ -136,7 +136,7 @@ class Sampler(threading.Thread):
                     role = "mother zygote" if zygotes == 1 and first_sandbox == 3 else "zygote"
                 elif zygotes == first_sandbox:
                     role = "new sandbox"
-            elif "grader.worker" in cmd and role != "sandbox":
+            elif "grader.sandbox.worker" in cmd and role != "sandbox":
                 role = "new sandbox"  # started by a launcher, not forked from a zygote
             elif "grader.batch.forkserver" in cmd:
                 role = "trusted worker" if role in ("fork-server", "trusted worker") else "fork-server"

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from grader.target import Implementation, resolve_target  # noqa: E402
+from grader.boundary.target import Implementation, resolve_target  # noqa: E402
 
 
 def mlp(width: int, layers: int, device: str) -> nn.Module:

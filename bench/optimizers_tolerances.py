@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from grader.mutants import Mutant, build_target, load_mutants  # noqa: E402
-from grader.target import Implementation  # noqa: E402
+from grader.authoring.mutants import Mutant, build_target, load_mutants  # noqa: E402
+from grader.boundary.target import Implementation  # noqa: E402
 from tests.probes import optimizers as probes  # noqa: E402
 from tests.probes._optimizers_setup import run  # noqa: E402
 from tests.public.test_optimizers import tolerance  # noqa: E402

@@ -3,7 +3,7 @@
 One module per command family: `grader.commands.student` (check), `grader.commands.instructor`
 (stubs, release, validate, grade, doctor), `grader.commands.authoring` (new-module),
 `grader.commands.integrations` (merge, gradescope, prairielearn,
-classroom-payload, report, similarity, export) and `grader.cluster.commands` (grade --shard,
+classroom-payload, report, similarity, export) and `grader.commands.cluster` (grade --shard,
 combine, slurm, actions).  Each registers its subcommands on the parser built here, in the
 order `grader --help` lists them.  docs/COMMANDS.md is written from this parser
 (`grader.commands.reference`, by `grader stubs`), which every command finds as ``args.grader_parser``.
@@ -17,7 +17,8 @@ from pathlib import Path
 
 from grader import kit_version
 from grader.commands import authoring, instructor, integrations, student
-from grader.commands.common import CommandParser, abspath, output_console
+from grader.commands.common import CommandParser, abspath
+from grader.console import output_console
 
 DESCRIPTION = """The assignment kit's command line.  Students check their work (`grader check`); TAs
 change the assignment and prove its tests (`grader stubs`, `validate`, `new-module`, `release`);
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     instructor.add_parsers(sub)  # stubs, release, validate, grade
     authoring.add_parsers(sub)  # new-module
     integrations.add_parsers(sub)  # merge, gradescope, prairielearn, classroom-payload, report, similarity, export
-    from grader.cluster.commands import add_parsers as _add_cluster_parsers  # grade --shard, combine, slurm, actions
+    from grader.commands.cluster import add_parsers as _add_cluster_parsers  # grade --shard, combine, slurm, actions
 
     _add_cluster_parsers(sub)
     instructor.add_doctor_parser(sub)

@@ -13,8 +13,8 @@ from typing import Any
 
 import torch
 
-from grader.expect import assert_tensor, assert_type
-from grader.reference import reference
+from grader.testing.expect import assert_tensor, assert_type
+from grader.testing.reference import reference
 from tests.probes._tensors import build
 
 
@@ -91,7 +91,7 @@ def torch_can_view(spec: dict[str, Any], shape: list[int]) -> bool:
 @reference
 def torch_can_view_all(cases: list) -> list[bool]:
     """`torch_can_view` for every (spec, shape) case: a pure function of the cases (plain data),
-    so computed once per trusted worker for each list (`grader.reference`)."""
+    so computed once per trusted worker for each list (`grader.testing.reference`)."""
     return [torch_can_view(spec, shape) for spec, shape in cases]
 
 

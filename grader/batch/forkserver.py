@@ -145,7 +145,7 @@ def warm_up(options: Any) -> None:
 
 #: What a worker imports during its first submission that collecting the tests does not: the sandbox's
 #: grading side, the replay of property tests, and libraries the tests reach lazily.
-WORKER_IMPORTS = ("grader.replay", "grader.sandbox.backend", "grader.sandbox.zygotes", "grader.sandbox.seccomp",
+WORKER_IMPORTS = ("grader.testing.replay", "grader.sandbox.backend", "grader.sandbox.zygotes", "grader.sandbox.seccomp",
                   "torch.utils.serialization", "einops._torch_specific")
 
 
@@ -172,7 +172,7 @@ def _expected_values(options: Any) -> None:
     would compute them, and so that no thread pool exists when this process forks."""
     import torch
 
-    from grader import reference
+    from grader.testing import reference
     from grader.batch import warm
 
     entries = warm.load(options.suite)

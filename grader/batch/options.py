@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import MODULES
-from grader.batch import budget
+from grader.testing import budget
 
 
 @dataclass
@@ -31,14 +31,14 @@ class GradeOptions:
     memory_mb: int | None = None  # memory limit (RLIMIT_DATA) per sandbox (None: the sandbox default, 4 GiB)
     progress: bool = True
     device: str = "cpu"  # cpu: GPU tests pending; cuda: only the GPU tests, with the GPU visible in the sandbox
-    # the trusted side's budgets (grader.batch.budget): CPU seconds of a trusted worker per submission (0: none),
+    # the trusted side's budgets (grader.testing.budget): CPU seconds of a trusted worker per submission (0: none),
     # and the memory limit of each trusted worker in MiB (None: the default; 0: none)
     submission_budget: float = budget.DEFAULT_BUDGET
     worker_memory_mb: int | None = None
     # what grades (grader.batch.suite): set by `grade` before anything is graded, written into each
     # instructor.json; a result is kept only when it was graded by the same suite and settings
     suite: str = ""
-    # the course.toml assignment graded ("": none, the whole kit), recorded in results.json (grader.course);
+    # the course.toml assignment graded ("": none, the whole kit), recorded in results.json (grader.course.config);
     # gpu_tests False: its GPU tests are left out (not run, not pending, in no maximum)
     assignment: str = ""
     gpu_tests: bool = True
@@ -93,7 +93,7 @@ def test_files(modules: tuple[str, ...], hidden: bool) -> list[str]:
     after every public test (whose failure messages students read) has run, so it cannot smuggle
     them out through a public test's message.
     """
-    from grader.runner import test_files as files
+    from grader.testing.suite_process import test_files as files
 
     public = files(modules, hidden=False)
     return public + [f for f in files(modules, hidden=hidden) if f not in public]
@@ -101,7 +101,7 @@ def test_files(modules: tuple[str, ...], hidden: bool) -> list[str]:
 
 def suite_args(options: GradeOptions) -> tuple[str, ...]:
     """pytest options every run of the batch's suite takes: an assignment whose GPU tests do not count
-    leaves them out (`grader.pytest_plugin --gpu-tests none`: not run, not pending, in no maximum)."""
+    leaves them out (`grader.testing.pytest_plugin --gpu-tests none`: not run, not pending, in no maximum)."""
     return () if options.gpu_tests else ("--gpu-tests=none",)
 
 

@@ -3,7 +3,7 @@
 `run_pool` hands the submissions to grade to N long-lived trusted workers (`grader.batch.trusted`),
 each forked by the trusted fork-server (`grader.batch.forkserver`; else started as a process of
 its own), over a socket each: a job in, an `Outcome` out.  It replaces a worker that died (its
-submission graded once more), one past its hard limits (`grader.batch.budget`: what it finished
+submission graded once more), one past its hard limits (`grader.testing.budget`: what it finished
 counts, the rest not graded) and, every `RECYCLE_AFTER` submissions, a healthy one.  Where
 sandboxes come from zygotes it also starts the batch's mother zygote (`grader.sandbox.zygotes`),
 which forks each worker's zygote; and it builds the kit bundle every sandbox of the batch reads,
@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from grader import KIT_ROOT
-from grader.batch import budget, warm
-from grader.batch.discover import Source
-from grader.batch.layout import Layout
+from grader.batch import warm
+from grader.testing import budget
+from grader.intake.discover import Source
+from grader.results.layout import Layout
 from grader.batch.options import BatchResult, GradeError, GradeOptions, Outcome, options_json, sandbox_settings
 from grader.sandbox.scratch import owned_tempdir
 from grader.untrusted import shown_markup
@@ -45,7 +46,7 @@ class Pool:
         self.options = options
         self.logs = Layout(options.out).logs
         self.logs.mkdir(parents=True, exist_ok=True)
-        # the trusted side's budgets (grader.batch.budget); each job's progress streams to a folder of its own here
+        # the trusted side's budgets (grader.testing.budget); each job's progress streams to a folder of its own here
         budget.sweep_stale()
         from grader.sandbox.supervisor import OrphanSweep
 
@@ -165,7 +166,7 @@ class Pool:
 
     def send(self, w: dict[str, Any], item: dict[str, Any]) -> None:
         """Hand a queue item to the idle worker `w`: a submission to grade, or (``finish``: why) the
-        results to write of a run of it that was stopped (`grader.batch.grading.TrustedGrader.finish`)."""
+        results to write of a run of it that was stopped (`grader.batch.submission.TrustedGrader.finish`)."""
         src = item["src"]
         if not item.get("finish"):
             self.jobs += 1
@@ -266,39 +267,15 @@ def run_pool(todo: list[Source], options: GradeOptions, console: Any, result: Ba
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     pool = Pool(max(1, min(options.jobs, len(todo))), options, forkserver=len(todo) > 1)
-    # what to hand out: {"src": submission}, or a run of it that was stopped, to finish ("finish": why)
-    queue: list[dict[str, Any]] = [{"src": s} for s in todo]
-    retries: dict[str, int] = {}
-    remaining = len(todo)
     progress = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=console, disable=not options.progress, transient=False)
     try:
         with progress:
-            task = progress.add_task("grading", total=len(todo))
-            while remaining:
-                for w in list(pool.workers):
-                    if w["ready"] and w["job"] is None and queue and w["done"] >= RECYCLE_AFTER:
-                        pool.retire(w)  # a fresh trusted process now and then: bounded memory over a long batch
-                for w in list(pool.workers):  # a trusted worker past its hard limits: kill it; what it earned counts
-                    what, why = pool.overrun(w)
-                    if what:
-                        item = w["item"]
-                        pool.respawn(w)
-                        if item.get("finish"):  # (writing a stopped run's results cannot take this long)
-                            result.outcomes.append(Outcome(item["src"].student, "error", message=why))
-                            remaining -= 1
-                            progress.update(task, advance=1)
-                        else:
-                            queue.insert(0, {**item, "finish": why, "stopped_by": what})
-                for w in pool.workers:
-                    if w["ready"] and w["job"] is None and queue:
-                        pool.send(w, queue.pop(0))
-                if not queue:  # nothing left to hand out: an idle worker ends now, while the others finish
-                    for w in [w for w in pool.workers if w["ready"] and w["job"] is None]:
-                        pool.release(w)
+            run = _Schedule(pool, todo, result, console, progress)
+            while run.remaining:
+                run.hand_out()
                 conns = {w["conn"]: w for w in pool.workers}
-                ready = wait(list(conns), timeout=5)
-                for obj in ready:
+                for obj in wait(list(conns), timeout=5):
                     w = conns[obj]
                     if w not in pool.workers:
                         continue
@@ -306,53 +283,7 @@ def run_pool(todo: list[Source], options: GradeOptions, console: Any, result: Ba
                         kind, payload = obj.recv()
                     except (EOFError, OSError):
                         kind, payload = "died", None
-                    if kind == "ready":
-                        w["ready"] = True
-                        result.launcher = payload["launcher"]
-                        if payload["warning"] and not result.warning:
-                            result.warning = payload["warning"]
-                            console.print(f"[bold red]{payload['warning']}[/bold red]", highlight=False)
-                    elif kind == "fatal":
-                        raise GradeError(f"a grading worker could not start: {payload}")
-                    elif kind in ("done", "last"):  # last: the worker ran out of memory and ends now
-                        outcome = Outcome(**payload)
-                        w["job"] = None
-                        w["done"] += 1
-                        result.outcomes.append(outcome)
-                        remaining -= 1
-                        who = shown_markup(outcome.student)  # the description is rich markup
-                        desc = {"graded": f"{who}: {outcome.score:g}/{outcome.max_score:g}", "empty": f"{who}: empty",
-                                "rejected": f"{who}: rejected", "error": f"{who}: ERROR",
-                                "partial": f"{who}: {outcome.score:g}/{outcome.max_score:g} (partial)"}
-                        progress.update(task, advance=1, description=desc.get(outcome.status, who))
-                        if outcome.status == "error":
-                            progress.console.print(f"[red]{who}: not graded: {shown_markup(outcome.message)}[/red]",
-                                                   highlight=False)
-                        elif outcome.status == "partial":
-                            progress.console.print(f"[yellow]{who}: graded in part: {shown_markup(outcome.message)}"
-                                                   "[/yellow]", highlight=False)
-                        if kind == "last":
-                            pool.retire(w)
-                            break  # the worker list changed
-                    elif kind == "died":
-                        src, item = w["job"], w.get("item") or {}
-                        if src is None and not w["ready"]:
-                            raise GradeError(f"a grading worker died while starting (see {pool.logs})")
-                        oom = budget.oom_killed(w["memory"])  # (read before respawn removes its cgroup)
-                        pool.respawn(w)
-                        if src is not None:
-                            retries[src.student] = retries.get(src.student, 0) + 1
-                            if item.get("finish"):  # finishing a stopped run killed its worker too
-                                result.outcomes.append(Outcome(src.student, "error",
-                                                               message="the grading worker died twice on it"))
-                                remaining -= 1
-                                progress.update(task, advance=1)
-                            elif oom:  # killed by its memory cgroup: what it earned counts
-                                queue.insert(0, {**item, "finish": budget.MEMORY_MESSAGE, "stopped_by": "memory"})
-                            elif retries[src.student] <= 1:  # (a cause outside the submission, maybe): once more
-                                queue.insert(0, {"src": src})
-                            else:
-                                queue.insert(0, {**item, "finish": budget.DIED_MESSAGE, "stopped_by": "died"})
+                    if run.receive(w, kind, payload):
                         break  # the worker list changed
     except BaseException:  # Ctrl-C or a fatal error: stop now; finished results are already on disk
         for w in pool.workers + pool.leaving:
@@ -361,3 +292,97 @@ def run_pool(todo: list[Source], options: GradeOptions, console: Any, result: Ba
         raise
     pool.close(wait=False)
     return pool.join
+
+
+class _Schedule:
+    """What `run_pool` hands out and what came back: the queue ({"src": submission}, or a stopped
+    run of it to finish: "finish" says why), retries per student, submissions not yet decided."""
+
+    def __init__(self, pool: Pool, todo: list[Source], result: BatchResult, console: Any, progress: Any) -> None:
+        self.pool, self.result, self.console, self.progress = pool, result, console, progress
+        self.queue: list[dict[str, Any]] = [{"src": s} for s in todo]
+        self.retries: dict[str, int] = {}
+        self.remaining = len(todo)
+        self.task = progress.add_task("grading", total=len(todo))
+
+    def decided(self, outcome: Outcome, description: str | None = None) -> None:
+        self.result.outcomes.append(outcome)
+        self.remaining -= 1
+        self.progress.update(self.task, advance=1, **({"description": description} if description else {}))
+
+    def hand_out(self) -> None:
+        """Recycle, kill what overran, hand the queue to idle workers, release the idle ones once it is empty."""
+        pool, queue = self.pool, self.queue
+        for w in list(pool.workers):
+            if w["ready"] and w["job"] is None and queue and w["done"] >= RECYCLE_AFTER:
+                pool.retire(w)  # a fresh trusted process now and then: bounded memory over a long batch
+        for w in list(pool.workers):  # a trusted worker past its hard limits: kill it; what it earned counts
+            what, why = pool.overrun(w)
+            if what:
+                item = w["item"]
+                pool.respawn(w)
+                if item.get("finish"):  # (writing a stopped run's results cannot take this long)
+                    self.decided(Outcome(item["src"].student, "error", message=why))
+                else:
+                    queue.insert(0, {**item, "finish": why, "stopped_by": what})
+        for w in pool.workers:
+            if w["ready"] and w["job"] is None and queue:
+                pool.send(w, queue.pop(0))
+        if not queue:  # nothing left to hand out: an idle worker ends now, while the others finish
+            for w in [w for w in pool.workers if w["ready"] and w["job"] is None]:
+                pool.release(w)
+
+    def receive(self, w: dict[str, Any], kind: str, payload: Any) -> bool:
+        """Act on one message of worker `w`; True when the worker list changed."""
+        if kind == "ready":
+            w["ready"] = True
+            self.result.launcher = payload["launcher"]
+            if payload["warning"] and not self.result.warning:
+                self.result.warning = payload["warning"]
+                self.console.print(f"[bold red]{payload['warning']}[/bold red]", highlight=False)
+        elif kind == "fatal":
+            raise GradeError(f"a grading worker could not start: {payload}")
+        elif kind in ("done", "last"):  # last: the worker ran out of memory and ends now
+            w["job"] = None
+            w["done"] += 1
+            self.graded(Outcome(**payload))
+            if kind == "last":
+                self.pool.retire(w)
+                return True
+        elif kind == "died":
+            self.died(w)
+            return True
+        return False
+
+    def graded(self, outcome: Outcome) -> None:
+        who = shown_markup(outcome.student)  # the description is rich markup
+        desc = {"graded": f"{who}: {outcome.score:g}/{outcome.max_score:g}", "empty": f"{who}: empty",
+                "rejected": f"{who}: rejected", "error": f"{who}: ERROR",
+                "partial": f"{who}: {outcome.score:g}/{outcome.max_score:g} (partial)"}
+        self.decided(outcome, desc.get(outcome.status, who))
+        if outcome.status == "error":
+            self.progress.console.print(f"[red]{who}: not graded: {shown_markup(outcome.message)}[/red]",
+                                        highlight=False)
+        elif outcome.status == "partial":
+            self.progress.console.print(f"[yellow]{who}: graded in part: {shown_markup(outcome.message)}"
+                                        "[/yellow]", highlight=False)
+
+    def died(self, w: dict[str, Any]) -> None:
+        """A worker died: once more for a cause outside the submission, what it earned counts after an
+        out-of-memory kill, an error when finishing a stopped run killed it too."""
+        src, item = w["job"], w.get("item") or {}
+        if src is None and not w["ready"]:
+            raise GradeError(f"a grading worker died while starting (see {self.pool.logs})")
+        oom = budget.oom_killed(w["memory"])  # (read before respawn removes its cgroup)
+        self.pool.respawn(w)
+        if src is None:
+            return
+        self.retries[src.student] = self.retries.get(src.student, 0) + 1
+        if item.get("finish"):  # finishing a stopped run killed its worker too
+            self.decided(Outcome(src.student, "error", message="the grading worker died twice on it"))
+        elif oom:  # killed by its memory cgroup: what it earned counts
+            self.queue.insert(0, {**item, "finish": budget.MEMORY_MESSAGE, "stopped_by": "memory"})
+        elif self.retries[src.student] <= 1:  # (a cause outside the submission, maybe): once more
+            self.queue.insert(0, {"src": src})
+        else:
+            self.queue.insert(0, {**item, "finish": budget.DIED_MESSAGE, "stopped_by": "died"})

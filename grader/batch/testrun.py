@@ -1,6 +1,6 @@
 """The batch's tests in this process: ``pytest.main`` over the suite, for one staged submission.
 
-A trusted worker (`grader.batch.grading`) runs the public then the hidden test files with
+A trusted worker (`grader.batch.submission`) runs the public then the hidden test files with
 ``--backend sandbox`` against the staged folder; the trusted fork-server collects them once
 (`collect`) so that its forks find the test modules imported and rewritten.  Every run seeds each
 test from its node id (`GradePlugin`) and runs hypothesis derandomised (`derandomise_hypothesis`).

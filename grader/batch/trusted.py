@@ -4,7 +4,7 @@
 
 Forked by the trusted fork-server (`grader.batch.forkserver`, torch, pytest and the test modules
 already imported) or started as a process of its own, it receives jobs on its socket, grades each
-(`grader.batch.grading.TrustedGrader`: staging, the tests with the student code in a sandbox, the
+(`grader.batch.submission.TrustedGrader`: staging, the tests with the student code in a sandbox, the
 student's files) and answers with the `Outcome`.  Its output is the worker log, escaped, and each
 student's part of it is copied to their tests.log.  It never runs student code itself.  The pool
 (`grader.batch.pool`) hands out the jobs, restarts a worker that died, and the command
@@ -21,9 +21,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from grader.batch.discover import Source
-from grader.batch.grading import TrustedGrader
-from grader.batch.layout import Layout
+from grader.intake.discover import Source
+from grader.batch.submission import TrustedGrader
+from grader.results.layout import Layout
 from grader.batch.options import GradeError, Outcome, grade_options
 from grader.untrusted import LOG_LIMIT, shown
 
@@ -144,7 +144,7 @@ def _worker_main(conn: Any, options_dict: dict[str, Any]) -> None:
                     else:
                         outcome = grader.grade(source, options.out, job)
                 except MemoryError:  # out of memory outside a test (under RLIMIT_AS): its results from what it finished
-                    from grader.batch.budget import MEMORY_MESSAGE
+                    from grader.testing.budget import MEMORY_MESSAGE
 
                     grader.exhausted = True
                     outcome = grader.finish(source, options.out, {**job, "finish": MEMORY_MESSAGE,

@@ -1,18 +1,18 @@
 """The expected values a batch needs, named for the next batch's fork-server to compute before it forks.
 
-A trusted worker computes the tests' expected values (`grader.reference`: torch.optim's
+A trusted worker computes the tests' expected values (`grader.testing.reference`: torch.optim's
 trajectories, FlopCounterMode's counts, the uninterrupted training run...) during its first
 submission, about as long as the rest of that submission.  So that the next batch graded by the
 same suite pays that once and not once per worker:
 
-* each worker, after its first submission, writes which calls it made (`grader.reference.computed`:
+* each worker, after its first submission, writes which calls it made (`grader.testing.reference.computed`:
   each function's name and its arguments as text, never a value) into the batch's progress folder
   (`record`);
 * the grading pool merges them, at the end of the batch, into the file of the suite digest
   (`grader.batch.suite`; the last batch's calls) in the kit's cache folder: ``$KIT_CACHE_DIR``, else
   ``$XDG_CACHE_HOME/resource-accounting-kit``, else ``~/.cache/resource-accounting-kit`` (`merge`);
 * the next batch's trusted fork-server reads it (`load`) and makes those calls
-  (`grader.reference.precompute`) before it forks the workers, which inherit the values.
+  (`grader.testing.reference.precompute`) before it forks the workers, which inherit the values.
 
 The file only says which calls to make: a value is always computed here, by the test's own
 function, from arguments that parse back to plain data (an entry that does not is skipped), so a
@@ -62,7 +62,7 @@ def cache_file(suite: str) -> Path | None:
 def record(progress: Path) -> None:
     """In a trusted worker, after its first submission: the calls it made, into the batch's
     progress folder (best effort: without them the next batch computes in its workers)."""
-    from grader.reference import computed
+    from grader.testing.reference import computed
 
     try:
         (progress / _RECORD.format(pid=os.getpid())).write_text(json.dumps(computed()))

@@ -11,5 +11,7 @@
 * `actions`: ``grader actions`` writes an instructor-side GitHub Actions workflow that grades an
   organisation's repositories in N matrix jobs and combines them.
 
-`commands` holds the command-line glue (`grader.cli` only registers it, next to `grader.commands`).
+The command-line glue is `grader.commands.cluster`.
+
+May import: `grader.authoring` and below (`grader.LAYERS`).
 """

@@ -268,7 +268,7 @@ def workflow(org: str, prefix: str, shards: int, modules: tuple[str, ...] = (), 
              assignment: str = "") -> str:
     """The workflow's text for organisation `org`, repositories starting with `prefix`, N shards;
     `device` "cuda" adds the GPU pass on the self-hosted runner and the merge; `assignment`: every
-    `grader grade` grades that course.toml assignment (`grader.course`)."""
+    `grader grade` grades that course.toml assignment (`grader.course.config`)."""
     if not _ORG.fullmatch(org):
         raise ActionsError(f"--org {org!r}: not a GitHub organisation name")
     if not _PREFIX.fullmatch(prefix):

@@ -9,9 +9,9 @@ a submission graded by two folders (the same shard run twice) has the same conte
 (else it was graded twice with different files: refused); and every graded submission's
 results.json is there, of that kit version, for that content.
 
-OUT then receives, exactly as one `grader grade` would have written it (`grader.batch.layout.Layout`):
+OUT then receives, exactly as one `grader grade` would have written it (`grader.results.layout.Layout`):
 ``students/<id>/`` and ``instructor/students/<id>/`` copied from the owning shard, grades.csv
-rebuilt by `grader.batch.grades.batch_rows` (the function `grader grade` uses), the shards' worker
+rebuilt by `grader.results.grades.batch_rows` (the function `grader grade` uses), the shards' worker
 logs under ``instructor/logs/shard-K/``, and ``instructor/combine.json`` (which shards, the
 class's identity).  OUT is built next to itself and renamed into place; an OUT that exists must
 be empty or an earlier combine's output (which is replaced).
@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from grader.cluster.shard import ShardError, load_manifest, set_digest, shard_of
-from grader.batch.grades import batch_rows, grades_csv
-from grader.batch.layout import Layout, write_atomic, write_json
-from grader.batch.results import load_results
+from grader.results.grades import batch_rows, grades_csv
+from grader.files import write_atomic
+from grader.results.layout import Layout, write_json
+from grader.results.results_json import load_results
 
 COMBINE_JSON = "combine.json"
 
@@ -57,8 +58,40 @@ def _short(ids: list[str], limit: int = 30) -> str:
     return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
+def _refuse_if(problems: list[str]) -> None:
+    if problems:
+        raise CombineError("refusing to combine:\n  " + "\n  ".join(problems))
+
+
 def plan(shard_dirs: list[Path]) -> tuple[Combined, dict[Path, dict[str, Any]]]:
     """Check that the shards cover one class; returns what to write.  Raises CombineError."""
+    manifests = _manifests(shard_dirs)
+    n = next(iter(manifests.values()))["shard"][1]
+    result = Combined(count=n)
+    problems: list[str] = []
+    seen = sorted({s for m in manifests.values() for s in m["seen"]})
+    result.seen = seen
+    present = {m["shard"][0] for m in manifests.values()}
+    for k in range(1, n + 1):
+        if k not in present:
+            theirs = [s for s in seen if shard_of(s, n) == k]
+            problems.append(f"shard {k} of {n} is missing ({len(theirs)} submission(s): {_short(theirs) or 'none'})")
+    if len({set_digest(m["seen"]) for m in manifests.values()}) > 1:
+        result.notes.append("the shards saw different sets of submissions (checked below: each is graded once)")
+    owned, accounted, refused = _owners(manifests, n, result, problems)
+    stray = [s for s in seen if s not in accounted and shard_of(s, n) in present]
+    if stray:
+        problems.append(f"{len(stray)} submission(s) seen by a shard but graded by none (the shards saw different "
+                        f"submissions; regrade their shards): " + _short(
+                            [f"{s} (shard {shard_of(s, n)})" for s in stray]))
+    _check_results(owned, manifests, result, problems)
+    _refuse_if(problems)
+    result.refused = sorted(refused)
+    return result, manifests
+
+
+def _manifests(shard_dirs: list[Path]) -> dict[Path, dict[str, Any]]:
+    """Each shard folder's manifest, all of one kit version, settings and shard count (else CombineError)."""
     if not shard_dirs:
         raise CombineError("no shard folders given")
     manifests: dict[Path, dict[str, Any]] = {}
@@ -71,36 +104,23 @@ def plan(shard_dirs: list[Path]) -> tuple[Combined, dict[Path, dict[str, Any]]]:
             manifests[d] = load_manifest(d)
         except ShardError as exc:
             problems.append(str(exc))
-    if problems:
-        raise CombineError("refusing to combine:\n  " + "\n  ".join(problems))
-
-    def differ(key: str, what: str) -> None:
+    _refuse_if(problems)
+    for key, what in (("kit_version", "kit versions"), ("graded_with", "settings (modules, hidden tests, device)")):
         values = {json.dumps(m.get(key), sort_keys=True) for m in manifests.values()}
         if len(values) > 1:
             problems.append(f"mixed {what}: " + "; ".join(f"{d}: {json.dumps(m.get(key))}"
                                                           for d, m in manifests.items()))
-
-    differ("kit_version", "kit versions")
-    differ("graded_with", "settings (modules, hidden tests, device)")
-    counts = {m["shard"][1] for m in manifests.values()}
-    if len(counts) > 1:
+    if len({m["shard"][1] for m in manifests.values()}) > 1:
         problems.append("mixed shard counts: " + "; ".join(f"{d}: shard {m['shard'][0]}/{m['shard'][1]}"
                                                             for d, m in manifests.items()))
-    if problems:
-        raise CombineError("refusing to combine:\n  " + "\n  ".join(problems))
+    _refuse_if(problems)
+    return manifests
 
-    n = counts.pop()
-    result = Combined(count=n)
-    seen = sorted({s for m in manifests.values() for s in m["seen"]})
-    result.seen = seen
-    present = {m["shard"][0] for m in manifests.values()}
-    for k in range(1, n + 1):
-        if k not in present:
-            theirs = [s for s in seen if shard_of(s, n) == k]
-            problems.append(f"shard {k} of {n} is missing ({len(theirs)} submission(s): {_short(theirs) or 'none'})")
-    if len({set_digest(m["seen"]) for m in manifests.values()}) > 1:
-        result.notes.append("the shards saw different sets of submissions (checked below: each is graded once)")
 
+def _owners(manifests: dict[Path, dict[str, Any]], n: int, result: Combined, problems: list[str]
+            ) -> tuple[dict[str, tuple[Path, dict[str, Any]]], set[str], dict[tuple[str, str], Path]]:
+    """Which shard folder graded each student (one, or two with the same files), the students some
+    shard accounted for (graded, refused, absent from the roster), and the refused ones."""
     owned: dict[str, tuple[Path, dict[str, Any]]] = {}
     accounted: set[str] = set()
     refused: dict[tuple[str, str], Path] = {}
@@ -126,11 +146,12 @@ def plan(shard_dirs: list[Path]) -> tuple[Combined, dict[Path, dict[str, Any]]]:
             accounted.add(student)
             result.errors.setdefault(student, "no submission found (it is in the roster)")
     accounted |= set(owned)
-    stray = [s for s in seen if s not in accounted and shard_of(s, n) in present]
-    if stray:
-        problems.append(f"{len(stray)} submission(s) seen by a shard but graded by none (the shards saw different "
-                        f"submissions; regrade their shards): " + _short(
-                            [f"{s} (shard {shard_of(s, n)})" for s in stray]))
+    return owned, accounted, refused
+
+
+def _check_results(owned: dict[str, tuple[Path, dict[str, Any]]], manifests: dict[Path, dict[str, Any]],
+                   result: Combined, problems: list[str]) -> None:
+    """Each owned student's results are complete, of the shard's kit and of the manifest's files."""
     for student, (d, entry) in sorted(owned.items()):
         if entry.get("status") == "error":
             result.errors[student] = entry.get("message") or "not graded"
@@ -148,10 +169,6 @@ def plan(shard_dirs: list[Path]) -> tuple[Combined, dict[Path, dict[str, Any]]]:
         else:
             result.owner[student] = d
             result.errors.pop(student, None)
-    if problems:
-        raise CombineError("refusing to combine:\n  " + "\n  ".join(problems))
-    result.refused = sorted(refused)
-    return result, manifests
 
 
 def _check_out(out: Path, shard_dirs: list[Path]) -> None:
@@ -189,7 +206,7 @@ def combine(out: Path, shard_dirs: list[Path]) -> Combined:
         students = sorted(set(result.owner) | set(result.errors))
         result.rows = batch_rows(layout, students, result.errors, result.refused)
         m0 = next(iter(manifests.values()))
-        graded = m0.get("graded_with") or {}  # an assignment's own module columns (grader.course)
+        graded = m0.get("graded_with") or {}  # an assignment's own module columns (grader.course.config)
         write_atomic(layout.grades, grades_csv(result.rows, graded["modules"] if graded.get("assignment") else None))
         write_json(tmp / "instructor" / COMBINE_JSON, {
             "kit_version": m0["kit_version"], "graded_with": m0["graded_with"], "shards": result.count,

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from grader import kit_version
-from grader.batch.discover import Discovery, fingerprint, student_id
-from grader.batch.layout import Layout, write_json
-from grader.batch.results import load_results
+from grader.intake.discover import Discovery, fingerprint, student_id
+from grader.results.layout import Layout, write_json
+from grader.results.results_json import load_results
 
 MANIFEST_FORMAT = 1
 
@@ -102,7 +102,7 @@ def manifest_path(out: Path) -> Path:
 
 def grade_shard(paths: list[Path], options: Any, shard: Shard, console: Any, roster: list[str] = (),
                 late: Any = None) -> Any:
-    """`grader.batch.grade.grade` on this shard's share of `paths` (`late`: its grader.batch.late.LatePolicy), then the
+    """`grader.batch.grade.grade` on this shard's share of `paths` (`late`: its grader.course.late.LatePolicy), then the
     manifest."""
     from grader.batch.grade import grade
 
@@ -123,8 +123,8 @@ def grade_shard(paths: list[Path], options: Any, shard: Shard, console: Any, ros
         found = everything["found"]
     else:
         from grader.batch.options import BatchResult
-        from grader.batch.grades import grades_csv
-        from grader.batch.layout import write_atomic
+        from grader.results.grades import grades_csv
+        from grader.files import write_atomic
 
         result, found = BatchResult(), Discovery()
         write_atomic(Layout(options.out).grades, grades_csv([]))

@@ -1,4 +1,4 @@
-"""Changing the assignment: `grader new-module NAME` (`grader.scaffold` does the work).
+"""Changing the assignment: `grader new-module NAME` (`grader.authoring.scaffold` does the work).
 
 The scaffold's next steps are printed after it, in the order docs/CONTRIBUTING.md (*Adding a
 module*) walks through them; `grader validate --module NAME` fails until they are done.
@@ -31,8 +31,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_new_module(args: argparse.Namespace, console: Console) -> int:
-    from grader.scaffold import ScaffoldError, new_module
-    from grader.totals import MIN_MUTANTS
+    from grader.authoring.scaffold import ScaffoldError, new_module
+    from grader.testing.totals import min_mutants
 
     if (code := needs_instructor_repo("grader new-module", console)) is not None:
         return code
@@ -50,7 +50,7 @@ def cmd_new_module(args: argparse.Namespace, console: Console) -> int:
         "then `grader stubs`",
         f"write expected_{fn} and the cases in tests/public/test_{name}.py and tests/hidden/test_{name}.py, more tests "
         f"as you need (`pytest tests/public/test_{name}.py tests/hidden/test_{name}.py`)",
-        f"write at least {MIN_MUTANTS} mutants in tests/mutants/{name}.py as edits of the reference "
+        f"write at least {min_mutants(name)} mutants in tests/mutants/{name}.py as edits of the reference "
         f"(`grader validate --mutant {name}:ID` says which tests catch one), correct variants in tests/variants/",
         f"write the handout section (handout.md, `{name}`); add {name} to an assignment of course.toml if you have one",
         f"`grader stubs` (the docs' totals), then `grader validate --module {name}`: it fails until all of this is "

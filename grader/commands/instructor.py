@@ -2,7 +2,7 @@
 
 `grade` reads the late policy's inputs before anything is graded (bad ones: exit 2) and hands
 the batch to `grader.batch.grade` (or, with `--shard`/`--roster`, to `grader.cluster`); the
-other commands are thin wrappers around `grader.release`, `grader.validate` and `grader.doctor`.
+other commands are thin wrappers around `grader.authoring.release`, `grader.authoring.validate` and `grader.sandbox.doctor`.
 All but `doctor` need the instructor repository.
 """
 
@@ -19,7 +19,7 @@ from grader.commands.common import abspath, db_url, needs_instructor_repo
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """`grader stubs`, `release`, `validate`, `grade` (`doctor` is registered last: `add_doctor_parser`)."""
-    from grader.totals import MIN_MUTANTS
+    from grader.testing.totals import MIN_MUTANTS_HIGH, MIN_MUTANTS_LOW, MUTANTS_PER_FUNCTION
 
     p = sub.add_parser("stubs", help="regenerate assignment/ from solutions/, and the totals the docs state from the tests",
                        description=STUBS)
@@ -36,7 +36,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_release)
 
     p = sub.add_parser("validate", help="prove the tests: pass on solutions, not attempted on stubs, mutants caught",
-                       description=VALIDATE.format(min_mutants=MIN_MUTANTS))
+                       description=VALIDATE.format(per=MUTANTS_PER_FUNCTION, low=MIN_MUTANTS_LOW,
+                                                                high=MIN_MUTANTS_HIGH))
     p.add_argument("--module", action="append", choices=MODULES, metavar="MODULE", help="only this module (repeatable)")
     p.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="mutants graded in parallel")
     p.add_argument("--mutant", "--explain", action="append", metavar="ID",
@@ -72,7 +73,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="wall seconds to import one module")
     p.add_argument("--memory-mb", type=int, default=None, metavar="MB",
                    help="memory limit per sandbox in MiB (RLIMIT_DATA; default 4096)")
-    from grader.batch.budget import DEFAULT_BUDGET, DEFAULT_WORKER_MEMORY_MB
+    from grader.testing.budget import DEFAULT_BUDGET, DEFAULT_WORKER_MEMORY_MB
 
     p.add_argument("--submission-budget", type=float, default=DEFAULT_BUDGET, metavar="SECONDS",
                    help="CPU seconds of the trusted grader's own work per submission (decoding, checking); past it "
@@ -99,7 +100,7 @@ Regenerates assignment/ from solutions/ (what lies between `### BEGIN SOLUTION` 
 SOLUTION` becomes `raise NotImplementedError()`, as nbgrader's ClearSolutions does), the notebooks'
 cell layout (grader/notebooks/layout.json), every total the docs state from the tests (the
 handout's section headers, the README's points and module counts, course.example.toml's table,
-CONTRIBUTING's mutant table: `grader.totals_docs`), and docs/COMMANDS.md from this command line's
+CONTRIBUTING's mutant table: `grader.authoring.totals_docs`), and docs/COMMANDS.md from this command line's
 parser.
 
 Run it after changing solutions/, the tests, the mutants or a command's help; never edit those
@@ -122,7 +123,7 @@ VALIDATE = """\
 Proves the tests: every graded test passes on the solutions and fails as "not attempted" on the
 stubs, every mutant (tests/mutants/) is caught and every correct variant (tests/variants/) passes,
 no whole-copy mutant was written against another reference, and every module has tests and
-mutants (at least {min_mutants} per module).  It prints the counts, and its progress while it grades the
+mutants (at least {per} per function the student writes, {low} to {high} per module).  It prints the counts, and its progress while it grades the
 mutants and variants (a bar on a terminal, a line every 10% in a log).  It reads a snapshot of the
 kit taken when it starts: edits made meanwhile are not in the run.
 
@@ -191,13 +192,13 @@ sandbox's guarantees."""
 
 
 def _add_assignment_arg(p: argparse.ArgumentParser, what: str) -> None:
-    """`--assignment NAME` (grader.course; default: the only assignment, or the whole kit without course.toml)."""
+    """`--assignment NAME` (grader.course.config; default: the only assignment, or the whole kit without course.toml)."""
     p.add_argument("--assignment", metavar="NAME", default=None,
                    help=f"{what} (default: the only one; without course.toml the whole kit)")
 
 
 def _add_late_args(p: argparse.ArgumentParser) -> None:
-    """`grader grade`'s late policy (grader.batch.late; docs/INSTRUCTORS.md, "Late policy")."""
+    """`grader grade`'s late policy (grader.course.late; docs/INSTRUCTORS.md, "Late policy")."""
     g = p.add_argument_group("late policy (docs/INSTRUCTORS.md: Late policy)")
     g.add_argument("--deadline", metavar="ISO8601", help="the deadline, with a zone: 2026-12-01T23:59:00+01:00 or ...Z")
     g.add_argument("--late-penalty", metavar="RATE", help="share of the points earned taken per started day or hour "
@@ -222,10 +223,10 @@ def add_doctor_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
-    """Regenerate assignment/ from solutions/, and the totals the docs state (`grader.totals_docs`)."""
-    from grader.stubs import MarkerError, write_assignment
-    from grader.totals import TotalsError
-    from grader.totals_docs import write_docs
+    """Regenerate assignment/ from solutions/, and the totals the docs state (`grader.authoring.totals_docs`)."""
+    from grader.course.stubs import MarkerError, write_assignment
+    from grader.testing.totals import TotalsError
+    from grader.authoring.totals_docs import UnknownMark, unmarked_problems, write_docs
 
     if (code := needs_instructor_repo("grader stubs", console)) is not None:
         return code
@@ -236,9 +237,11 @@ def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
         if write_layout():  # the notebooks' cells (grader/notebooks/layout.json), from the same stubs
             written.append(KIT_ROOT / "grader" / "notebooks" / "layout.json")
         docs = write_docs()
-    except (MarkerError, TotalsError) as exc:
+    except (MarkerError, TotalsError, UnknownMark) as exc:
         console.print(f"[red]{exc}[/red]", highlight=False)
         return 1
+    for problem in unmarked_problems():  # (never rewritten: a person decides)
+        console.print(f"[yellow]{problem}[/yellow]", highlight=False, soft_wrap=True)
     from grader.commands import reference
 
     commands = reference.write(args.grader_parser)  # docs/COMMANDS.md, from the parser `grader.cli` built
@@ -249,20 +252,20 @@ def cmd_stubs(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_release(args: argparse.Namespace, console: Console) -> int:
-    from grader.release import build_release
-    from grader.stubs import MarkerError, check_assignment
-    from grader.totals import TotalsError, counted
+    from grader.authoring.release import build_release
+    from grader.course.stubs import MarkerError, check_assignment
+    from grader.testing.totals import TotalsError, counted
 
     if (code := needs_instructor_repo("grader release", console)) is not None:
         return code
-    from grader.course import cli_assignment, load_course
+    from grader.course.config import cli_assignment, load_course
 
     assignment = None
     if not args.check and (assignment := cli_assignment(args.assignment, console, "grader release")) is None:
         return 2
     try:
         if args.check:
-            from grader.totals_docs import stale_docs
+            from grader.authoring.totals_docs import stale_docs
 
             from grader.notebooks.build import check_notebooks
 
@@ -296,19 +299,19 @@ def cmd_release(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    from grader.validate import validate
+    from grader.authoring.validate import validate
 
     if (code := needs_instructor_repo("grader validate", console)) is not None:
         return code
     if args.refresh_fingerprints:
-        from grader.mutants import refresh_fingerprints
+        from grader.authoring.mutants import refresh_fingerprints
 
         changed = refresh_fingerprints(tuple(args.module) if args.module else MODULES)
         console.print(f"recorded the reference's fingerprint in {len(changed)} whole-copy mutant(s)"
                       + (f": {', '.join(changed)}" if changed else " (all were up to date)"), highlight=False)
         return 0
     if args.mutant:
-        from grader.validate import explain
+        from grader.authoring.validate import explain
 
         ok = explain(args.mutant, jobs=args.jobs, console=console)
         console.print("[green]validate: OK[/green]" if ok else "[red]validate: FAILED[/red]")
@@ -327,8 +330,8 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
     (a path that does not exist, no submissions, the grader could not start)."""
     from grader.batch.grade import grade
     from grader.batch.options import GradeError, GradeOptions
-    from grader.batch.late import LateInputError, policy_from_args
-    from grader.course import cli_assignment
+    from grader.course.late import LateInputError, policy_from_args
+    from grader.course.config import cli_assignment
 
     if (assignment := cli_assignment(args.assignment, console, "grader grade")) is None:
         return 2
@@ -363,7 +366,7 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
         if (code := needs_nbgrader("grader grade", console)) is not None:
             return code
     if args.require:
-        from grader.doctor import require
+        from grader.sandbox.doctor import require
 
         try:
             require(args.require, args.sandbox)
@@ -378,7 +381,7 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
                            submission_budget=args.submission_budget, worker_memory_mb=args.worker_memory)
     try:
         if args.shard or args.roster:  # one machine's share of the class (grader/cluster/)
-            from grader.cluster.commands import grade_sharded
+            from grader.commands.cluster import grade_sharded
 
             result = grade_sharded(args, [abspath(p) for p in args.submissions], options, console, late)
         else:
@@ -396,7 +399,7 @@ def cmd_grade(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
-    from grader.doctor import diagnose, render
+    from grader.sandbox.doctor import diagnose, render
 
     report = diagnose()
     if args.json:

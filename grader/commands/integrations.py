@@ -1,6 +1,7 @@
-"""After grading: `grader merge`, `gradescope`, `prairielearn`, `classroom-payload`, `report`, `similarity`, `export`.
+"""After grading: `grader merge`, `gradescope`, `prairielearn`, `classroom-payload`, `export`
+(`report` and `similarity`: `grader.commands.class_reports`).
 
-Thin wrappers around `grader.batch.merge`, `grader.reports` (class report, similarity) and
+Thin wrappers around `grader.results.merge`, `grader.reports` (class report, similarity) and
 `grader.integrations` (Gradescope bundle, PrairieLearn questions and their grader's entrypoint,
 GitHub Classroom payload, Canvas export, the nbgrader gradebook that `grade`, `merge` and
 `combine` can also write: `to_gradebook`).
@@ -14,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from grader.commands import class_reports
 from grader.commands.common import abspath, db_url, needs_instructor_repo
 from grader.untrusted import MESSAGE_LIMIT, shown, shown_markup
 
@@ -70,22 +72,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--assignment", metavar="NAME", help="the course.toml assignment the results are of (refused if not)")
     p.set_defaults(func=cmd_classroom_payload)
 
-    p = sub.add_parser("report", help="one self-contained HTML page on a graded class (instructor-only)",
-                       description=REPORT)
-    p.add_argument("results", metavar="DIR", help="a results folder written by `grader grade` (or `grader merge`)")
-    p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write, e.g. report.html")
-    p.add_argument("--compare", metavar="OLD", help="an earlier results folder of the same class: who changed score")
-    p.add_argument("--assignment", metavar="NAME", help="the course.toml assignment the results are of (refused if not)")
-    p.set_defaults(func=cmd_report)
-
-    p = sub.add_parser("similarity", help="which submissions share code (and which are close to the solutions)",
-                       description=SIMILARITY)
-    p.add_argument("submissions", nargs="+", metavar="SUBMISSION",
-                   help="submissions or folders of them (as for `grader grade`)")
-    p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write, e.g. similarity.html")
-    p.add_argument("--threshold", type=float, default=0.5, metavar="SHARE", help="flag pairs sharing at least this share (default 0.5)")
-    p.add_argument("--top", type=int, default=20, metavar="N", help="pairs shown side by side (default 20)")
-    p.set_defaults(func=cmd_similarity)
+    class_reports.add_parsers(sub)  # report, similarity (in `grader --help` order)
 
     p = sub.add_parser("export", help="write the scores into Canvas's gradebook-import CSV", description=EXPORT,
                        epilog="Exit status: 0 written; 1 written, but some graded students are not in the roster "
@@ -141,26 +128,6 @@ kit's score; pending GPU tests count 0 of their points, status `error`.  With `-
 it is appended to that file as `result`.  The student release's workflow runs it: that score is the
 student's preview, not a grade (docs/INSTRUCTORS.md, GitHub Classroom)."""
 
-REPORT = """\
-Writes one self-contained HTML page on a graded class, opening on the summary tables: score
-distribution (chart and numbers), timeouts, crashes and rejections, who changed score after a
-regrade (`--compare`), late submissions (no known time first), students; then per-module points as
-% of each module's maximum, pending GPU tests, and the tests hardest first with their most common
-failure messages (numbers masked): the 20 hardest in view, the rest collapsed, a filter box.  It
-reads the results folder and never runs student code."""
-
-SIMILARITY = """\
-Compares copydetect fingerprints over the code of every file that can run (the graded modules and
-the modules they import), each graded function's rule scope first (renaming a function and
-delegating to it, or reaching the code by a computed lookup, hides nothing), less what the stubs
-have; the reference solutions join as one more submission (leaked solutions top the list).  The
-page shows matching regions side by side.
-
-A submission whose graded functions reach code through a lookup no reading can follow is flagged
-(and compared).  Each submission is staged and read in a child under CPU, memory and time limits;
-one that cannot be read or spends its budget is flagged with the reason, and the page is written
-for the others."""
-
 EXPORT = """\
 Fills Canvas's gradebook-import CSV from the roster Canvas exported, students matched on their
 login or SIS ids (or a mapping file, `--map`); unmatched students on either side are listed, one
@@ -204,12 +171,12 @@ def to_gradebook(db_url: str, folder: Path, console: Console, *, fail_on_pending
 
 def cmd_merge(args: argparse.Namespace, console: Console) -> int:
     """Combine a CPU run and a CUDA run into final results."""
-    from grader.batch.merge import MergeError, markdown_summary, merge_runs, write_merged
-    from grader.batch.grades import render_summary
+    from grader.results.merge import MergeError, markdown_summary, merge_runs, write_merged
+    from grader.results.grades import render_summary
 
     if args.gradebook and (code := needs_nbgrader("grader merge", console)) is not None:
         return code
-    from grader.course import cli_results_assignment
+    from grader.results.recorded import cli_results_assignment
 
     gpu = abspath(args.gpu) if args.gpu else None
     code, _ = cli_results_assignment(args.assignment, [abspath(args.cpu)] + [gpu] * bool(gpu), console, "grader merge")
@@ -247,7 +214,7 @@ def cmd_gradescope(args: argparse.Namespace, console: Console) -> int:
 
     if (code := needs_instructor_repo("grader gradescope", console)) is not None:
         return code
-    from grader.course import cli_assignment, load_course
+    from grader.course.config import cli_assignment, load_course
 
     if (assignment := cli_assignment(args.assignment, console, "grader gradescope")) is None:
         return 2
@@ -287,7 +254,7 @@ def cmd_prairielearn(args: argparse.Namespace, console: Console) -> int:
         return 2
     if (code := needs_instructor_repo("grader prairielearn", console)) is not None:
         return code
-    from grader.course import cli_assignment, load_course
+    from grader.course.config import cli_assignment, load_course
     from grader.integrations.prairielearn import DEFAULT_REQUIRE, DEFAULT_TIMEOUT, FragmentError, build_fragment
 
     if (assignment := cli_assignment(args.assignment, console, "grader prairielearn")) is None:
@@ -312,7 +279,7 @@ def cmd_prairielearn(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_classroom_payload(args: argparse.Namespace, console: Console) -> int:
     """The base64 payload `classroom-resources/autograding-grading-reporter` decodes (see its module)."""
-    from grader.course import cli_results_assignment
+    from grader.results.recorded import cli_results_assignment
     from grader.integrations.classroom import PayloadError, student_payload, write_github_output
 
     code, _ = cli_results_assignment(args.assignment, [abspath(args.results)], console, "grader classroom-payload")
@@ -336,34 +303,6 @@ def cmd_classroom_payload(args: argparse.Namespace, console: Console) -> int:
                       f"{len(payload['tests'])} tests, status {payload['status']}", highlight=False)
     else:
         print(encoded)
-    return 0
-
-
-def cmd_similarity(args: argparse.Namespace, console: Console) -> int:
-    from grader.reports.similarity import SimilarityError, write_similarity
-
-    if not 0 < args.threshold <= 1:
-        console.print("[red]grader similarity: --threshold is a share between 0 and 1[/red]")
-        return 2
-    try:
-        result = write_similarity([abspath(p) for p in args.submissions], abspath(args.out), args.threshold, args.top)
-    except SimilarityError as exc:
-        console.print(f"[red]grader similarity: {shown_markup(exc, MESSAGE_LIMIT, newlines=True)}[/red]",
-                      highlight=False, soft_wrap=True)
-        return 2
-    flagged = [p for p in result.pairs if p.score >= args.threshold]
-    console.print(f"wrote {args.out}: {len(result.codes)} compared, {len(flagged)} pairs at or above "
-                  f"{args.threshold:.0%}"
-                  + (f"; top: {shown(flagged[0].a)} ↔ {shown(flagged[0].b)} {flagged[0].score:.0%}" if flagged else ""),
-                  markup=False, highlight=False, soft_wrap=True)
-    if result.flagged:
-        console.print(f"[yellow]{len(result.flagged)} could not be read and were not compared (flagged at the top "
-                      f"of the page):[/yellow] " + ", ".join(shown_markup(n) for n in sorted(result.flagged)),
-                      highlight=False, soft_wrap=True)
-    if result.lookups:
-        console.print(f"[yellow]{len(result.lookups)} reach code through a lookup no reading can follow (compared, "
-                      "and flagged at the top of the page):[/yellow] "
-                      + ", ".join(shown_markup(n) for n in sorted(result.lookups)), highlight=False, soft_wrap=True)
     return 0
 
 
@@ -396,27 +335,6 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
     return 1 if result.results_without_roster else 0
 
 
-def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    from grader.course import cli_results_assignment
-    from grader.reports.classreport import ReportError, write_report
-
-    folders = [abspath(args.results), *([abspath(args.compare)] if args.compare else [])]
-    code, _ = cli_results_assignment(args.assignment, folders, console, "grader report")
-    if code is not None:
-        return code
-    try:
-        data = write_report(abspath(args.results), abspath(args.out),
-                            abspath(args.compare) if args.compare else None)
-    except ReportError as exc:
-        console.print(f"[red]grader report: {shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
-        return 2
-    from grader.totals import counted
-
-    console.print(f"wrote {args.out}: {counted(len(data.students), 'submission')}, {counted(len(data.tests), 'test')}"
-                  + (f", {len(data.changes)} changed since {args.compare}" if args.compare else ""))
-    return 0
-
-
 def _canvas_column(args: argparse.Namespace, console: Console) -> str | None:
     """The Canvas column `grader export` fills: --column; else the assignment's canvas_column (course.toml:
     --assignment NAME, or the assignment the results were graded for); else --assignment itself, a column
@@ -424,7 +342,8 @@ def _canvas_column(args: argparse.Namespace, console: Console) -> str | None:
     another assignment)."""
     import re
 
-    from grader.course import CourseError, load_course, recorded_in
+    from grader.course.config import CourseError, load_course
+    from grader.results.recorded import recorded_in
 
     results = abspath(args.results)
     try:
@@ -435,7 +354,7 @@ def _canvas_column(args: argparse.Namespace, console: Console) -> str | None:
         return None
     name = args.assignment
     if course is not None and name and course.get(name) is None and not re.fullmatch(r".+ \(\d+\)", name):
-        from grader.course import cli_assignment
+        from grader.course.config import cli_assignment
 
         cli_assignment(name, console, "grader export")  # (says: no such assignment, and lists them)
         return None
@@ -444,7 +363,7 @@ def _canvas_column(args: argparse.Namespace, console: Console) -> str | None:
         got = recorded_in(results)
         assignment = course.get(got["assignment"]) if got else None
     if assignment is not None:
-        from grader.course import cli_results_assignment
+        from grader.results.recorded import cli_results_assignment
 
         if cli_results_assignment(assignment.name, [results], console, "grader export")[0] is not None:
             return None

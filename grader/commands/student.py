@@ -1,7 +1,7 @@
 """`grader check`: a student grades their own implementation with the public tests.
 
-The submission is staged exactly as `grader grade` stages it (`grader.batch.stage`), then the
-public tests run in-process (`grader.runner`), or, with `--sandbox`, exactly as `grader grade`
+The submission is staged exactly as `grader grade` stages it (`grader.intake.stage`), then the
+public tests run in-process (`grader.testing.suite_process`), or, with `--sandbox`, exactly as `grader grade`
 runs them.  The results are shown as the check table, and optionally written as JSON and as the
 feedback page (`--json`, `--html`).
 """
@@ -59,14 +59,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 def _check_source(path: str | None):
     """The submission `grader check` looks at: the folder (or archive) that `grader grade` would take."""
-    from grader.batch.discover import Source, is_archive, student_id
-    from grader.target import resolve_target
+    from grader.intake.discover import Source, is_archive, student_id
+    from grader.boundary.target import resolve_target
 
-    from grader.batch.notebook import is_notebook
+    from grader.intake.notebook import is_notebook
 
     if path is not None and str(path) not in ("solutions", "assignment") and (is_archive(abspath(path))
                                                                           or is_notebook(abspath(path))):
-        folder = abspath(path)  # the archive (or notebook, grader.batch.notebook) the student is about to submit
+        folder = abspath(path)  # the archive (or notebook, grader.intake.notebook) the student is about to submit
     else:
         folder = resolve_target(path)
     return Source(student_id(folder), folder)
@@ -75,16 +75,16 @@ def _check_source(path: str | None):
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
     """A student grades their own implementation with the public tests.
 
-    The files are staged exactly as `grader grade` stages a submission (`grader.batch.stage.stage`:
+    The files are staged exactly as `grader grade` stages a submission (`grader.intake.stage.stage`:
     module files, helper modules, UTF-8 only), so a local check sees what the grader sees.
     `--sandbox` goes further and grades exactly as `grader grade` does (sandbox included).
     """
     import tempfile
 
-    from grader.batch.stage import stage
-    from grader.batch.unpack import RejectedSubmission
-    from grader.runner import run_suite, test_files
-    from grader.target import TargetError
+    from grader.intake.stage import stage
+    from grader.intake.unpack import RejectedSubmission
+    from grader.testing.suite_process import run_suite, test_files
+    from grader.boundary.target import TargetError
 
     if args.hidden and (code := needs_instructor_repo("grader check --hidden", console)) is not None:
         return code
@@ -93,7 +93,7 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
     except TargetError as exc:
         console.print(f"[red]{shown_markup(exc, MESSAGE_LIMIT)}[/red]", highlight=False, soft_wrap=True)
         return 2
-    from grader.course import CourseError, check_assignment
+    from grader.course.config import CourseError, check_assignment
 
     try:  # a release knows its assignment (its course.toml): its modules, and whether its GPU tests count
         assignment = check_assignment(args.assignment)
@@ -134,13 +134,13 @@ def cmd_check(args: argparse.Namespace, console: Console) -> int:
 
 
 def _staging_lines(staged, modules: tuple[str, ...]) -> list[str]:
-    from grader.batch.stage import source_description
+    from grader.intake.stage import source_description
 
     lines = source_description(staged) + [f"Note: {n}" for n in staged.notes]  # (a notebook's: what was not graded)
     refused = {k.rsplit("/", 1)[-1].removesuffix(".py") for k in staged.not_taken}
     missing = [m for m in staged.missing if m in modules and m not in refused]  # those are named above
     if staged.empty:
-        from grader.batch.take import WHERE_LOOKED
+        from grader.intake.take import WHERE_LOOKED
 
         lines.append(f"No module file found ({WHERE_LOOKED}): everything is not attempted.")
     elif missing:
@@ -150,12 +150,12 @@ def _staging_lines(staged, modules: tuple[str, ...]) -> list[str]:
 
 def _report(args: argparse.Namespace, records: list[dict], console: Console, *, student: str = "",
             results: dict | None = None) -> int:
-    from grader.report import render_check
+    from grader.testing.check_table import render_check
 
     render_check(records, console, every_test=bool(args.module))  # --module: every test, passed ones too
     if args.html:  # the feedback page, from the results.json `grader grade` wrote (or would write)
         from grader.reports.feedback import write_feedback
-        from grader.batch.results import build_results
+        from grader.results.results_json import build_results
 
         write_feedback(results or build_results(records, student=student, kit_version=kit_version(), sandbox={},
                                                 submission={}), abspath(args.html), charts="all")
@@ -163,7 +163,7 @@ def _report(args: argparse.Namespace, records: list[dict], console: Console, *, 
     if args.json:
         import json
 
-        from grader.scoring import score, totals
+        from grader.testing.scoring import score, totals
 
         earned, possible, pending = totals(score(records))
         abspath(args.json).write_text(json.dumps({"earned": earned, "possible": possible, "pending": pending,
@@ -181,7 +181,7 @@ def _check_sandboxed(args: argparse.Namespace, source, modules: tuple[str, ...],
 
     from grader.batch.grade import grade
     from grader.batch.options import GradeError, GradeOptions
-    from grader.batch.layout import Layout
+    from grader.results.layout import Layout
 
     console.print(f"Checking {shown_markup(source.path)} in the sandbox, exactly as `grader grade` does "
                   f"(kit {kit_version()}; {'public and hidden' if args.hidden else 'public'} tests)", highlight=False)

@@ -38,7 +38,7 @@ attempted -> ``fail``.  Runner status: ``fail`` if any test failed, else ``error
 could not run or the submission was rejected, else ``pass``.  Classroom's number is a preview
 (the student controls the repository and its workflow, `grader.integrations.github`).
 
-A late penalty (`grader grade --deadline ...`, `grader.batch.late`: results.json's ``score`` is the
+A late penalty (`grader grade --deadline ...`, `grader.course.late`: results.json's ``score`` is the
 tests' sum less ``extra_data.late.penalty_points``) becomes one more entry, "late policy", with
 the negative score ``-penalty_points`` and the student's late-policy line as its message, so
 the sum is still results.json's ``score``.
@@ -56,8 +56,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from grader.batch.layout import Layout
-from grader.batch.results import validate_results
+from grader.results.layout import Layout
+from grader.results.results_json import validate_results
 from grader.untrusted import shown
 
 #: The step id of the payload step, hence the reporter's ``runners`` input and env var name.
@@ -109,7 +109,7 @@ def classroom_results(doc: dict[str, Any], *, message_chars: int = MESSAGE_CHARS
                       "test_code": "", "filename": "", "line_no": 0})
     late = (doc.get("extra_data") or {}).get("late") or {}
     if late.get("penalty_points"):  # results.json's score is the raw score less the penalty: so is ours
-        from grader.batch.late import student_line
+        from grader.course.late import student_line
 
         tests.append({"name": "late policy", "status": "fail", "score": -late["penalty_points"],
                       "message": _message({"output": LATE_PREFIX + student_line(late, float(doc["max_score"]))},

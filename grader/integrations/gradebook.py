@@ -6,7 +6,7 @@ as the grade cells' `auto_score`, exactly where nbgrader's own autograder puts t
 still pending (GPU tests not yet run) keep `auto_score = None`: nbgrader counts them as 0,
 so `export` with pending tests warns (or fails with `--fail-on-pending`).
 
-A late penalty (`grader.batch.late`, results.json's ``extra_data.late``) goes where nbgrader keeps its
+A late penalty (`grader.course.late`, results.json's ``extra_data.late``) goes where nbgrader keeps its
 own: the submission's ``timestamp``, its ``extension`` (the student's deadline minus the
 assignment's ``duedate``) and each notebook's ``late_submission_penalty`` (the penalty points
 shared by the modules' earned points, summing exactly to the penalty), so `nbgrader export`
@@ -124,7 +124,7 @@ def late_from_results(folder) -> dict[str, dict[str, Any]]:
     import json
     from pathlib import Path
 
-    from grader.batch.layout import Layout
+    from grader.results.layout import Layout
 
     layout = Layout(Path(folder))
     out = {}
@@ -140,11 +140,11 @@ def late_from_results(folder) -> dict[str, dict[str, Any]]:
 
 def records_from_results(folder) -> dict[str, list[dict[str, Any]]]:
     """student -> test records, from the instructor.json files of a results folder (see
-    `grader.batch.layout.Layout`); rejected and empty submissions are included (their tests earn 0)."""
+    `grader.results.layout.Layout`); rejected and empty submissions are included (their tests earn 0)."""
     import json
     from pathlib import Path
 
-    from grader.batch.layout import Layout
+    from grader.results.layout import Layout
 
     layout = Layout(Path(folder))
     out = {}

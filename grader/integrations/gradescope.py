@@ -6,7 +6,7 @@ built, then `run_autograder` per submission with the student's files in
 bundle carries the instructor kit without the reference solutions, mutants or kit
 self-tests (hidden tests included: they never reach students, Gradescope runs them).
 
-`grader gradescope OUT.zip --assignment NAME` (a course.toml assignment, `grader.course`): the
+`grader gradescope OUT.zip --assignment NAME` (a course.toml assignment, `grader.course.config`): the
 bundle holds that assignment's marker (kit/course.toml, without the late policy: Gradescope has its
 own) and run_autograder grades it by name: its modules and its maximum; where its GPU tests do
 not count (``gpu_tests = false``) the bundle is ``none`` below, as with ``--no-gpu``.
@@ -104,7 +104,7 @@ def _add_script(zf: zipfile.ZipFile, name: str, text: str) -> None:
 def build_bundle(out: Path, gpu_tests: str = "staff", assignment: tuple[str, Any] | None = None) -> Path:
     """Write the autograder zip: setup.sh and run_autograder at the top, the kit under kit/;
     `gpu_tests`: how the course grades the GPU tests (`GPU_TESTS`); `assignment` (course name, a
-    `grader.course.Assignment`): the bundle grades that assignment only (its marker course.toml in
+    `grader.course.config.Assignment`): the bundle grades that assignment only (its marker course.toml in
     kit/, without the late policy: Gradescope applies its own; `grader grade --assignment NAME`)."""
     if gpu_tests not in GPU_TESTS:
         raise ValueError(f"gpu_tests must be one of {', '.join(GPU_TESTS)}")
@@ -117,7 +117,7 @@ def build_bundle(out: Path, gpu_tests: str = "staff", assignment: tuple[str, Any
         _add_script(zf, "setup.sh", SETUP_SH)
         _add_script(zf, "run_autograder", run)
         if assignment is not None:
-            from grader.course import marker
+            from grader.course.config import marker
 
             zf.writestr("kit/course.toml", marker(assignment[0], assignment[1]))
         for rel in BUNDLE_PATHS:
@@ -142,8 +142,8 @@ def without_gpu_tests(doc: dict[str, Any], instructor: dict[str, Any]) -> dict[s
     """`doc` rebuilt from the records of `instructor` (its instructor.json) without the GPU tests,
     so its tests, score, maximum, modules and summary all leave them out (the late decision, if
     any, applied again as `grader merge` does)."""
-    from grader.batch.late import apply as late_apply
-    from grader.batch.results import build_results
+    from grader.course.late import apply as late_apply
+    from grader.results.results_json import build_results
 
     if "records" not in instructor:  # nothing was recorded: nothing ran, no GPU test to drop
         return doc
@@ -175,8 +175,8 @@ def finalize(doc: dict[str, Any], instructor: dict[str, Any], gpu_tests: str) ->
 
 def main(argv: list[str] | None = None) -> int:
     """run_autograder's last step: OUT (a `grader grade --out` folder of one submission) -> RESULTS_JSON."""
-    from grader.batch.layout import Layout, write_json
-    from grader.batch.results import validate_results
+    from grader.results.layout import Layout, write_json
+    from grader.results.results_json import validate_results
 
     p = argparse.ArgumentParser(prog="python -m grader.integrations.gradescope")
     p.add_argument("out")

@@ -21,7 +21,7 @@ The fragment an instructor copies into their course repository (`build_fragment`
     OUT/grader-image/Dockerfile, kit/              the image: the grader, public tests and probes
 
 The image is public (PrairieLearn pulls it from Docker Hub), so it holds what a student release
-holds plus the grader: no solutions, no hidden tests, no mutants (`grader.release.audit_release`
+holds plus the grader: no solutions, no hidden tests, no mutants (`grader.course.stubs.audit_release`
 checks the folder).  The hidden tests travel in each question's ``tests/`` folder, which stays in
 the (private) course repository.  PrairieLearn has no GPU: the GPU tests are left out of every
 question's points, as `grader gradescope --no-gpu` does.
@@ -130,7 +130,7 @@ def hidden_files(module: str, root: Path = KIT_ROOT) -> list[Path]:
 
 def module_points(module: str, root: Path = KIT_ROOT) -> int:
     """The module's points on PrairieLearn: public and hidden, its GPU tests left out (no GPU there)."""
-    from grader.totals import module_totals
+    from grader.testing.totals import module_totals
 
     return module_totals(module, root).without_gpu().points
 
@@ -172,8 +172,8 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
 def write_question(qdir: Path, module: str, *, course: str, assignment: Any, image: str, timeout: int,
                    marker: str | None) -> int:
     """One question of the fragment (see the module docstring); returns its points."""
-    from grader.course import dependencies
-    from grader.stubs import make_stub
+    from grader.course.modules import dependencies
+    from grader.course.stubs import make_stub
 
     points = module_points(module)
     uses = sorted(dependencies(module))  # their files come with the submission (the student's own)
@@ -213,8 +213,8 @@ DEFAULT_REQUIRE = "landlock"
 
 def write_image(out: Path, image: str, require: str | None) -> Path:
     """grader-image/: the Dockerfile, kit/ (`IMAGE_PATHS`) and the entrypoint; refused if kit/ would
-    hold instructor material (`grader.release.audit_release`)."""
-    from grader.release import audit_release
+    hold instructor material (`grader.course.stubs.audit_release`)."""
+    from grader.course.stubs import audit_release
 
     kit = out / "kit"
     copy_image_paths(kit)
@@ -244,11 +244,11 @@ def assessment(course: str, assignment: Any, number: int, questions: list[tuple[
 
 def build_fragment(out: Path, assignment: Any, course: str = "", *, number: int = 1, image: str = "",
                    timeout: int = DEFAULT_TIMEOUT, require: str = DEFAULT_REQUIRE) -> dict[str, Any]:
-    """Write the fragment for `assignment` (a `grader.course.Assignment`) of course `course` to `out`
+    """Write the fragment for `assignment` (a `grader.course.config.Assignment`) of course `course` to `out`
     (which must not exist or be empty); returns what was written: questions (id, points), the
     assessment's tid and the image's name.  The image grades nothing below the sandbox level
     `require` (`DEFAULT_REQUIRE` unless the instructor asks for ``rlimits``)."""
-    from grader.course import marker as course_marker
+    from grader.course.config import marker as course_marker
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise FragmentError(f"{out} exists and is not an empty folder")
@@ -290,7 +290,7 @@ Written by `grader prairielearn`; docs/PRAIRIELEARN.md in the kit explains each 
 
 def copy_image_paths(kit: Path) -> None:
     """What the grader image holds of this kit (`IMAGE_PATHS`, instructor material left out), copied to `kit`."""
-    from grader.release import EXCLUDED_NAMES
+    from grader.course.stubs import EXCLUDED_NAMES
 
     for rel in IMAGE_PATHS:
         src = KIT_ROOT / rel

@@ -76,7 +76,7 @@ def stage_submission(root: Path, question: dict[str, Any], work: Path) -> Path:
     """WORK/subs/submission/assignment/ with the question's files from ROOT/student (regular files
     only, each within the kit's module size cap); NotGradable when the module's own file is missing
     or holds nothing but white space."""
-    from grader.batch.unpack import MAX_MODULE_BYTES
+    from grader.intake.unpack import MAX_MODULE_BYTES
 
     dest = work / "subs" / STUDENT / "assignment"
     dest.mkdir(parents=True)
@@ -102,12 +102,12 @@ def stage_submission(root: Path, question: dict[str, Any], work: Path) -> Path:
 
 
 def refused_module(sub: Path, module_file: str, work: Path) -> None:
-    """NotGradable when the kit's staging (`grader.batch.stage`, the checks `grader grade` makes
+    """NotGradable when the kit's staging (`grader.intake.stage`, the checks `grader grade` makes
     before anything runs) does not take the module's own file: not UTF-8 text, a null byte, ...; a
     batch would grade the module as missing and PrairieLearn would count a 0."""
-    from grader.batch.discover import Source
-    from grader.batch.stage import stage
-    from grader.batch.unpack import RejectedSubmission
+    from grader.intake.discover import Source
+    from grader.intake.stage import stage
+    from grader.intake.unpack import RejectedSubmission
 
     try:
         staged = stage(Source(STUDENT, sub), work / "check")
@@ -160,7 +160,7 @@ def run_grade(kit: Path, sub: Path, out: Path, question: dict[str, Any], require
 
 
 def pl_test(t: dict[str, Any]) -> dict[str, Any]:
-    """One Gradescope test entry (`grader.batch.results.test_entry`) as PrairieLearn's."""
+    """One Gradescope test entry (`grader.results.results_json.test_entry`) as PrairieLearn's."""
     result = str((t.get("extra_data") or {}).get("result", t.get("status", "")))
     return {"name": shown(t.get("name", ""), LIMIT), "points": float(t.get("score") or 0),
             "max_points": float(t.get("max_score") or 0),
@@ -202,12 +202,12 @@ def within_budget(results: dict[str, Any]) -> dict[str, Any]:
 
 def grade_root(root: Path, require: str | None = None) -> dict[str, Any]:
     """PrairieLearn's results of the submission under `root` (never raises for the submission's sake)."""
-    from grader.batch.layout import Layout
+    from grader.results.layout import Layout
     from grader.integrations.gradescope import finalize
 
     question = read_question(root)
     if require:
-        from grader.doctor import require as required_level
+        from grader.sandbox.doctor import require as required_level
 
         try:
             required_level(require)

@@ -1,7 +1,7 @@
 """The notebook edition: one Jupyter/Colab notebook per module, in nbgrader's format, graded by the sandbox.
 
 One source of truth: a module's notebook is cut from the same stub text as ``assignment/<module>.py``
-(`grader.stubs`), so a notebook and a module file are two views of one module.
+(`grader.course.stubs`), so a notebook and a module file are two views of one module.
 
 * `cells`   -- a module's stub text cut into cells: locked cells (its imports and constants) and one
   answer cell per function or class to write, each with a stable nbgrader ``grade_id``; the
@@ -10,10 +10,12 @@ One source of truth: a module's notebook is cut from the same stub text as ``ass
 * `build`   -- the notebooks themselves (nbformat): the handout section as markdown, the setup cell
   (installs the kit in Colab and nowhere else), the locked and answer cells, the check cell;
 * `convert` -- a handed-in notebook (untrusted JSON) back into module text: size cap before it is
-  parsed, parsed in a bounded child (`grader.contained`), outputs never read, only the answer
+  parsed, parsed in a bounded child (`grader.testing.contained`), outputs never read, only the answer
   cells whose ``grade_id`` the release has, in the release's order, after its locked cells;
-* `kernel`  -- what runs in the student's kernel: the setup and the check cell (the public tests on
-  the answers as last run, shown as `grader check` shows them, GPU tests as a preview on CUDA).
+What runs in the student's kernel (the setup and the check cell: the public tests on the answers
+as last run, shown as `grader check` shows them, GPU tests as a preview on CUDA) is
+`grader.commands.notebook_check`; reading a notebook out of a folder or an archive during staging
+is `grader.intake.notebook`.
 
-Reading a notebook out of a folder or an archive during staging is `grader.batch.notebook`.
+May import: `grader.testing` and below (`grader.LAYERS`).
 """

@@ -5,11 +5,11 @@ A module's notebook, top to bottom:
 1. its title, an "Open in Colab" link (where course.toml's ``[course]`` names ``colab_repository``),
    and how to work in it;
 2. the setup cell (locked): in Colab (``"google.colab" in sys.modules``) it clones the course's
-   repository and installs the kit there, nowhere else; then `grader.notebooks.kernel.setup`;
+   repository and installs the kit there, nowhere else; then `grader.commands.notebook_check.setup`;
 3. the module's handout section, as markdown cells (one per ``###`` subsection);
 4. the module's cells (`grader.notebooks.cells`): locked cells (imports, constants) and one answer
    cell per function or class to write (``solution: true``, a stable ``grade_id``);
-5. the check cell (locked): `grader.notebooks.kernel.check`, the public tests on the answers.
+5. the check cell (locked): `grader.commands.notebook_check.check`, the public tests on the answers.
 
 Built with nbformat's own constructors and validated against its schema (`check_notebooks`).  Not
 with jupytext: its text formats carry cell metadata as comments, and nbgrader's metadata is what
@@ -43,12 +43,12 @@ if "google.colab" in sys.modules:
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "-e", "/content/kit"], check=True)
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *{packages!r}], check=True)
     sys.path.insert(0, "/content/kit")
-from grader.notebooks.kernel import setup
+from grader.commands.notebook_check import setup
 setup({module!r}, {release!r})'''
 
 CHECK = '''\
 # Check your answers (locked): the public tests on the answer cells as you last ran them.
-from grader.notebooks.kernel import check
+from grader.commands.notebook_check import check
 check({module!r});'''
 
 HOW = """\
@@ -119,7 +119,7 @@ def notebook(module: str, cells: list[Cell], release: str, section: tuple[str, s
 
 def colab_setting() -> tuple[str, str] | None:
     """(repository, branch) from course.toml's [course] (colab_repository, colab_branch), or None."""
-    from grader.course import load_course
+    from grader.course.config import load_course
 
     course = load_course()
     if course is None or not course.colab_repository:

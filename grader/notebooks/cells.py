@@ -1,6 +1,6 @@
 """A module's stub text cut into notebook cells, and the release's layout of every module.
 
-`cut` reads the stub of a module (``assignment/<module>.py``, made by `grader.stubs` from
+`cut` reads the stub of a module (``assignment/<module>.py``, made by `grader.course.stubs` from
 ``solutions/``) with `ast` and cuts it, line for line, into:
 
 * locked cells: the module's docstring, imports and constants (``<module>-imports``), and any other
@@ -110,7 +110,7 @@ def digest(cells: list[Cell]) -> str:
 
 def generate_layout(solutions: Path | None = None) -> dict:
     """Every module's cells, from the stubs `grader stubs` would write (in memory)."""
-    from grader.stubs import generate_assignment
+    from grader.course.stubs import generate_assignment
 
     modules = {}
     for f in generate_assignment(solutions or KIT_ROOT / "solutions"):

@@ -3,13 +3,13 @@
 A notebook is a file the student controls, byte for byte.  Its budget:
 
 * size: at most `MAX_NOTEBOOK_BYTES`, and as many bytes for all of a submission's notebooks
-  together, checked by whoever reads it (`grader.batch.notebook`) BEFORE anything parses it; a
+  together, checked by whoever reads it (`grader.intake.notebook`) BEFORE anything parses it; a
   larger one is refused with the reason (clear your outputs);
 * parsing: `json.loads` in a child under `PARSE_MEMORY` bytes, within `PARSE_SECONDS` seconds for
-  all of a submission's notebooks together (`grader.contained`: nesting, a million tiny objects),
+  all of a submission's notebooks together (`grader.testing.contained`: nesting, a million tiny objects),
   which sends back plain data only: each
   cell's type, its nbgrader ``grade_id`` (at most `MAX_ID_CHARS`), and the source of the cells the
-  release knows by ``grade_id`` (each at most `grader.sources.MAX_FILE_BYTES`, at most
+  release knows by ``grade_id`` (each at most `grader.rules.sources.MAX_FILE_BYTES`, at most
   `MAX_CELLS` cells looked at); outputs are never read, only counted;
 * what comes back: the release's locked cells (never the notebook's), then each answer cell whose
   ``grade_id`` the release has, in the release's order (`grader.notebooks.cells.join`).  What is
@@ -32,14 +32,14 @@ import tokenize
 from dataclasses import dataclass, field
 
 from grader.notebooks.cells import Cell, join, kernel_source
-from grader.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES
+from grader.rules.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES
 from grader.untrusted import shown
 
 MAX_NOTEBOOK_BYTES = 16 * 2**20  # the .ipynb file, before it is parsed (a notebook of code is ~100 KB)
 PARSE_MEMORY, PARSE_SECONDS = 512 * 2**20, 20.0
 MAX_CELLS = 2_000
 MAX_ID_CHARS = 100
-_CHUNK = 4000  # characters per string sent back (grader.protocol cuts strings at 4,096)
+_CHUNK = 4000  # characters per string sent back (grader.boundary.messages cuts strings at 4,096)
 _LISTED = 8  # cell numbers named per kind of note
 _MAGIC = re.compile(r"^(\s*)([%!].*)$")
 
@@ -93,7 +93,7 @@ class NotebookRefused(Exception):
 def parse(data: bytes, wanted: list[str], seconds: float = PARSE_SECONDS) -> dict:
     """`extract` in a bounded child (at most `seconds`: what is left of the submission's parse time);
     NotebookRefused with a plain reason when it cannot be read."""
-    from grader.contained import contained
+    from grader.testing.contained import contained
 
     if len(data) > MAX_NOTEBOOK_BYTES:  # (the readers check the size before they read; this holds for any caller)
         raise NotebookRefused(too_big(len(data)))

@@ -11,10 +11,12 @@
 * `feedback`: the student's page, `DIR/students/<id>/feedback.html` (`grader grade`, `grader
   merge`, `grader check --html`): the score line (raw, late penalty and final together) and what
   failed (links to the entries) first, then what passed and failed per module, with the pictures
-  the trusted tests attached (`grader.figures`), drawn from one results.json (student-visible data only).
+  the trusted tests attached (`grader.testing.figures`), drawn from one results.json (student-visible data only).
 * `page`: what the pages share (jinja2 environment, autoescaped; matplotlib as inline SVG; atomic write).
 
-Reports read what the batch wrote (`grader.batch.layout.Layout`): grades.csv, each student's
+Reports read what the batch wrote (`grader.results.layout.Layout`): grades.csv, each student's
 results.json and the instructor-only instructor.json (full messages, hidden tests included).
 They never run or import student code.
+
+May import: `grader.results` and below (`grader.LAYERS`).
 """

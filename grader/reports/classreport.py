@@ -26,7 +26,7 @@ from typing import Any
 
 from grader import MODULES
 from grader.reports.page import environment, pyplot, svg, write_page
-from grader.batch.layout import Layout
+from grader.results.layout import Layout
 
 #: Tests shown in view under "Tests, hardest first"; the others are collapsed below them.
 HARDEST = 20
@@ -76,9 +76,9 @@ class ClassData:
     tests: list[TestStats]
     incidents: list[dict[str, str]]  # timeouts, crashes, rejections, errors
     changes: list[dict[str, Any]] = field(default_factory=list)  # after --compare
-    #: the late policy found no submission time: student, what was decided, why (grader.batch.late)
+    #: the late policy found no submission time: student, what was decided, why (grader.course.late)
     unknown_times: list[dict[str, str]] = field(default_factory=list)
-    #: the course.toml assignment the class was graded for ("" without one: grader.course.recorded)
+    #: the course.toml assignment the class was graded for ("" without one: grader.course.config.recorded)
     assignment: str = ""
 
     @property
@@ -88,7 +88,7 @@ class ClassData:
         where it is not the assignment's id."""
         label = self.assignment
         if label:
-            from grader.course import CourseError, resolve
+            from grader.course.config import CourseError, resolve
 
             try:
                 label = resolve(self.assignment).label
@@ -123,7 +123,7 @@ def read_grades(folder: Path) -> list[dict[str, Any]]:
                          "max_score": _float(row.get("max_score", "")), "pending": _float(row.get("pending", "")),
                          "status": (row.get("status") or "").lstrip("'"),
                          "modules": {m: _float(row.get(m, "")) for m in MODULES if m in row},
-                         # the late policy's columns (grader.batch.late): empty when graded without --deadline
+                         # the late policy's columns (grader.course.late): empty when graded without --deadline
                          "raw_score": _float(row.get("raw_score") or row.get("score", "")),
                          "late_penalty": _float(row.get("late_penalty", "")),
                          "late": (row.get("late") or "").lstrip("'")})
@@ -171,14 +171,14 @@ def collect(folder: Path, compare: Path | None = None) -> ClassData:
         if stats.get("infra_error"):
             incidents.append({"student": sid, "kind": "grader error", "detail": str(stats["infra_error"])[:400]})
     ordered = sorted(tests.values(), key=lambda t: (t.pass_rate if t.graded else 2.0, t.module, t.name))
-    from grader.batch.late import unknown_decision
-    from grader.batch.late_batch import unknown_times
+    from grader.course.late import unknown_decision
+    from grader.results.late_batch import unknown_times
     from grader.untrusted import shown
 
     data = ClassData(folder, students, ordered, incidents, unknown_times=[
         {"student": sid, "decided": unknown_decision(late), "why": shown(late.get("note") or "no reason recorded")}
         for sid, late in unknown_times(layout, [r["student"] for r in students])])
-    from grader.course import recorded_in
+    from grader.results.recorded import recorded_in
 
     data.assignment = recorded_in(folder).get("assignment", "")
     if compare is not None:

@@ -5,7 +5,7 @@ else).  Its first screen answers "how did I do, and what do I fix": the score li
 penalty, raw, penalty and final together: ``162 / 181 raw, −32.4 late (2 started days late,
 10%/day) = 129.6 / 181 points``), then what failed, per module, each failed test a link to its
 entry further down ("Nothing failed." when so).  Then per module what passed and what failed in
-plain words (the trusted tests' messages), and for the tests that attached pictures' data (`grader.figures`: optimizer
+plain words (the trusted tests' messages), and for the tests that attached pictures' data (`grader.testing.figures`: optimizer
 trajectories against torch.optim, `get_batch`'s start positions against the uniform
 expectation, FLOP counts against torch's counter) a chart drawn here with matplotlib.  Hidden
 tests show their name and outcome only, as in results.json: no message and no picture, even if
@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from grader import MODULES
-from grader.figures import MAX_FIGURES, is_figure
+from grader.testing.figures import MAX_FIGURES, is_figure
 from grader.reports.page import environment, pyplot, svg, write_page
-from grader.batch.layout import Layout, STUDENT_FILE_BYTES, over_budget
-from grader.batch.results import load_results
-from grader.totals import counted
+from grader.results.layout import Layout, STUDENT_FILE_BYTES, over_budget
+from grader.results.results_json import load_results
+from grader.testing.totals import counted
 
 FEEDBACK = "feedback.html"
 COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3")
@@ -50,7 +50,7 @@ def _values(values: list[Any]) -> list[float]:
 
 
 def draw(fig: dict[str, Any]) -> str | None:
-    """The figure as inline SVG, or None when `fig` is not of the shape `grader.figures` writes."""
+    """The figure as inline SVG, or None when `fig` is not of the shape `grader.testing.figures` writes."""
     if not is_figure(fig):
         return None
     plt = pyplot()
@@ -171,7 +171,7 @@ def score_line(doc: dict[str, Any]) -> str:
     tail = f" ({counted(pending, 'point')} of GPU tests pending: graded on a GPU machine by the course staff)" if pending else ""
     if late is None:
         return f"{score:g} / {top:g} points{tail}"
-    from grader.batch.late import on_time_word
+    from grader.course.late import on_time_word
 
     status, percent = late.get("status"), _num(late.get("percent"))
     if status == "on_time":
@@ -239,7 +239,7 @@ def render(doc: dict[str, Any], charts: str = "failed") -> str:
 
 def write_feedback(doc: dict[str, Any], out: Path, charts: str = "failed") -> None:
     """The page of `doc` at `out`.  A page has the budget of every file written for one student
-    (`grader.batch.layout.STUDENT_FILE_BYTES`; one with every chart drawn is about 260 KB): over
+    (`grader.results.layout.STUDENT_FILE_BYTES`; one with every chart drawn is about 260 KB): over
     it, the page of what `over_budget` keeps of `doc` (the score and points per module, and a note
     saying the details were left out) is written instead."""
     html = render(doc, charts)

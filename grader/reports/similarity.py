@@ -1,14 +1,14 @@
 """`grader similarity`: which submissions share code, and which are close to the reference solutions.
 
 The code of every file that can run is compared: the graded modules and every submission module
-they import, transitively (`grader.scope.closure`), each def's body and each statement.  It is
+they import, transitively (`grader.rules.scope.closure`), each def's body and each statement.  It is
 listed graded function by graded function first (for every function or method that holds a
-solution region in `solutions/`, the code its rule covers, `grader.static.build_scope`: the
+solution region in `solutions/`, the code its rule covers, `grader.rules.static.build_scope`: the
 function, every submission def it reaches by name, in any module, and the module-level code it
 runs), then whatever else those files hold, so neither renaming a graded function and delegating
 to it nor reaching the copied code through a lookup by a computed name (``getattr(_impl, "_" +
 name)``) hides anything.  A submission whose graded functions reach code through such a lookup
-(the rules' *breaches*, `grader.breaches`, less those the reference solutions' own functions have)
+(the rules' *breaches*, `grader.rules.breaches`, less those the reference solutions' own functions have)
 is also *flagged for a look*: compared as usual, and listed with the lookups at the top of the page.
 What every submission shares is left out: docstrings, signatures, and any statement or function
 body that is exactly as the stubs in `assignment/` have it (an untouched stub, a helper the
@@ -19,9 +19,9 @@ The comparison is copydetect's (winnowing fingerprints over normalised tokens, a
 each pair, the share of each side's tokens found in the other.  The page lists the pairs at
 or above the threshold, those with the reference solutions first, then highest first, with the
 matching regions highlighted side by side.
-Submissions are staged exactly as `grader grade` stages them (`grader.batch.stage`, with its byte
+Submissions are staged exactly as `grader grade` stages them (`grader.intake.stage`, with its byte
 caps and header bounds), read within the static checks' budget, never run; each one's staging and
-reading run in a child under a CPU-time, address-space and wall-clock budget (`grader.contained`:
+reading run in a child under a CPU-time, address-space and wall-clock budget (`grader.testing.contained`:
 `READ_SECONDS`, `READ_MEMORY`), as `grader grade`'s workers are budgeted.  A submission that cannot
 be read for any reason (a file that does not parse, an expression too deep to print back, code
 over `MAX_CODE_CHARS`, a budget spent) is *flagged*: listed at the top of the page with the
@@ -38,18 +38,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import KIT_ROOT, MODULES
-from grader.batch.discover import Source, discover
-from grader.batch.stage import stage
-from grader.batch.unpack import RejectedSubmission
-from grader.contained import contained
-from grader.scope import closure
-from grader.static import SourceSet, build_scope
+from grader.intake.discover import Source, discover
+from grader.intake.stage import stage
+from grader.intake.unpack import RejectedSubmission
+from grader.testing.contained import contained
+from grader.rules.scope import closure
+from grader.rules.static import SourceSet, build_scope
 from grader.untrusted import shown
 
 REFERENCE = "<reference solutions>"
 BEGIN = "### BEGIN SOLUTION"
 MAX_CODE_CHARS = 256 * 1024  # of one submission's extracted code (a copy of the reference is ~60,000)
-#: One submission's staging and reading, in a child (`grader.contained`): CPU seconds (and wall
+#: One submission's staging and reading, in a child (`grader.testing.contained`): CPU seconds (and wall
 #: seconds) and bytes of address space beyond the grader's.  An honest submission takes well under
 #: a second and a few MiB; 70 KB of aliasing code held the alias analysis for 104 s of CPU, and
 #: 150 MiB of pax keywords held 4 GB, before these.
@@ -257,7 +257,7 @@ def analyse(paths: list[Path], threshold: float = 0.5, k: int = 25, window: int 
 def _read(source: Source, dest: Path, wanted: dict[str, list[str]], boiler: set[str], k: int,
           window: int) -> dict[str, object]:
     """One submission staged into `dest` and read (`extract`), in the budgeted child: plain data
-    back (`grader.contained`): {"code": [pieces], "lookups": [...]}, {"rejected": why} or
+    back (`grader.testing.contained`): {"code": [pieces], "lookups": [...]}, {"rejected": why} or
     {"flagged": why}.  The code travels in pieces under the wire's cap on one string."""
     import copydetect
 

@@ -1,7 +1,7 @@
 """The sandboxed probe backend: one locked-down subprocess per submission.
 
-`SandboxBackend(folder)` has the `grader.backends.Backend` interface (`call`, `call_measured`,
-`source`, `close`).  Behind it, a `Sandbox` runs `grader.worker` in a child process that
+`SandboxBackend(folder)` has the `grader.boundary.backends.Backend` interface (`call`, `call_measured`,
+`source`, `close`).  Behind it, a `Sandbox` runs `grader.sandbox.worker` in a child process that
 imports only the submission's staged module files and serves probe calls.  The layers, one
 module each:
 
@@ -17,13 +17,19 @@ module each:
 * `watch`     -- the watch from outside: processes, memory held, files kept, a call's peak;
 * `uids`      -- a uid per submission (root), killing its processes, clearing its kernel state;
 * `channel`   -- the length-prefixed messages, the capped capture of the output;
-* `process`   -- one running sandbox (start, request, kill); `crash`: plain words for its end;
+* `process`   -- one running sandbox (start, request, kill); `start_config`: what its worker is
+  started with; `crash`: plain words for its end;
 * `zygote`, `zygotes`, `zygote_process` -- sandboxes forked from a pre-imported zygote: one zygote,
   which zygote a sandbox uses (and the batch's mother zygote), the zygote's own process;
-* `backend`   -- `SandboxBackend`: restarts, budgets, measured calls, host paths scrubbed.
+* `backend`   -- `SandboxBackend`: restarts, budgets, measured calls, host paths scrubbed;
+* `worker`, `supervisor` -- the process inside the sandbox (imports the submission, serves probe
+  calls) and, for the landlock and rlimits launchers, the supervisor that ends all of it;
+* `doctor`    -- `grader doctor`: which layers this machine has, which launcher `auto` picks.
 
 Every results.json says which launcher ran and which layers were active
 (``extra_data.sandbox``); `grader doctor` says which layers this machine has.
+
+May import: `grader.boundary` and below (`grader.LAYERS`).
 
 Names are re-exported lazily (the worker imports `grader.sandbox.landlock` and
 `grader.sandbox.seccomp` without pulling in torch or the backend).

@@ -1,6 +1,6 @@
-"""`SandboxBackend`: the `grader.backends.Backend` interface over one sandbox per submission.
+"""`SandboxBackend`: the `grader.boundary.backends.Backend` interface over one sandbox per submission.
 
-Every reply crosses `grader.protocol.decode` (size cap, `grader.wire`'s data-only decoder,
+Every reply crosses `grader.boundary.messages.decode` (size cap, `grader.boundary.wire`'s data-only decoder,
 structural type check) in `grader.sandbox.channel` before a test sees it.  On a timeout, a
 crash or a garbage reply the whole sandbox is killed, that call fails with a plain message
 (``{"boundary": ...}``) and the next call starts a fresh sandbox; a module that hangs or kills
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from grader import KIT_ROOT, MODULES
-from grader.backends import read_module_source
-from grader.protocol import BudgetSpent, DecodeBudget
+from grader.boundary.backends import read_module_source
+from grader.boundary.messages import BudgetSpent, DecodeBudget
 from grader.sandbox import uids
 from grader.sandbox.channel import CappedBuffer, ChannelTimeout, Garbage
 from grader.sandbox.bundle import kit_bundle
@@ -59,7 +59,7 @@ class SandboxBackend:
                                       "timeouts": 0, "crashes": 0, "garbage": 0, "infra_error": "", "events": []}
         self.closed = False
         self._scrub = self._scrub_table()
-        self.decode_budget = DecodeBudget()  # trusted work its replies may cost (grader.protocol)
+        self.decode_budget = DecodeBudget()  # trusted work its replies may cost (grader.boundary.messages)
 
     # Backend interface ------------------------------------------------------------------------
     def source(self, module: str) -> str | None:
@@ -99,7 +99,7 @@ class SandboxBackend:
 
     # internals --------------------------------------------------------------------------------
     def _call(self, name: str, kwargs: dict[str, Any], measured: dict[str, Any] | None) -> dict[str, Any]:
-        from grader.protocol import ErrorData
+        from grader.boundary.messages import ErrorData
 
         self.stats["calls"] += 1
         module = name.partition(".")[0]
@@ -286,6 +286,6 @@ def _write_log(path: Path, backend: SandboxBackend) -> None:
              *([f"infrastructure error: {s['infra_error']}"] if s["infra_error"] else []),
              f"--- output of the submission ({backend.output.total} bytes; at most {backend.settings.output_cap} kept; "
              "written by student code, not by the grader) ---", backend.output.text()]
-    from grader.batch.layout import write_atomic
+    from grader.files import write_atomic
 
     write_atomic(path, "\n".join(lines))

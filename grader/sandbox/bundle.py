@@ -47,7 +47,7 @@ def kit_bundle() -> Path:
     shutil.copytree(KIT_ROOT / "grader", root / "grader", ignore=ignore)
     (root / "tests").mkdir()
     (root / "tests" / "__init__.py").write_text("")
-    from grader.stubs import RELEASE_PATHS
+    from grader.course.stubs import RELEASE_PATHS
 
     for rel in RELEASE_PATHS:  # what ships under tests/, except the public tests themselves
         src = KIT_ROOT / rel

@@ -1,9 +1,9 @@
 """The message channel between the grader and the worker, and the capture of the worker's output.
 
 Requests and replies travel on two dedicated pipes (never stdout/stderr), each message an
-8-byte big-endian length followed by a `grader.protocol.encode` payload.  The trusted side
+8-byte big-endian length followed by a `grader.boundary.messages.encode` payload.  The trusted side
 reads with a deadline (`poll`), refuses a length over `MAX_REPLY_BYTES` before reading it, and
-decodes with `grader.protocol.decode` (`grader.wire`'s data-only decoder and a type check).
+decodes with `grader.boundary.messages.decode` (`grader.boundary.wire`'s data-only decoder and a type check).
 The worker's stdout/stderr go to one pipe drained into a `CappedBuffer` (first and last part
 kept), so a flood can neither block the worker nor fill the disk.
 """
@@ -37,7 +37,7 @@ def _poller(fd: int, write: bool) -> Any:
 
 def write_message(fd: int, message: dict[str, Any], deadline: float) -> None:
     """(Trusted side, fd non-blocking) send one message before `deadline` (monotonic)."""
-    from grader.protocol import encode
+    from grader.boundary.messages import encode
 
     payload = encode(message)
     view = memoryview(HEADER.pack(len(payload)) + payload)
@@ -71,9 +71,9 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
 
 def read_message(fd: int, deadline: float, budget: Any = None, module: str = "") -> Any:
     """(Trusted side) one decoded message; ChannelTimeout, EOFError or Garbage otherwise (or
-    `grader.protocol.BudgetSpent`: a well-formed reply past `budget`, read whole, so the channel
+    `grader.boundary.messages.BudgetSpent`: a well-formed reply past `budget`, read whole, so the channel
     stays in step)."""
-    from grader.protocol import MAX_REPLY_BYTES, BoundaryError, BudgetSpent, decode
+    from grader.boundary.messages import MAX_REPLY_BYTES, BoundaryError, BudgetSpent, decode
 
     (n,) = HEADER.unpack(_read_exact(fd, HEADER.size, deadline))
     if n > MAX_REPLY_BYTES:
@@ -97,7 +97,7 @@ class Channel:
         self.fd_out = fd_out
 
     def send(self, message: dict[str, Any]) -> None:
-        from grader.protocol import encode
+        from grader.boundary.messages import encode
 
         payload = encode(message)
         view = memoryview(HEADER.pack(len(payload)) + payload)
@@ -119,7 +119,7 @@ class Channel:
         """A request from the grader.  Not `protocol.decode`: its structural check is for replies
         (a request may share sub-lists, e.g. the same case twice), and nothing here is a trust
         boundary (the submission runs in this very process)."""
-        from grader import wire
+        from grader.boundary import wire
 
         (n,) = HEADER.unpack(self._read_exact(HEADER.size))
         return wire.loads(self._read_exact(n))

@@ -32,7 +32,7 @@ above it refuses (RuntimeError with the reasons and the fixes), never silently w
 three: the same seccomp filter, rlimits, uid drop when root, memory cap (cgroup or watched from
 outside, scratch files included), wall-clock limits from outside, and every process of a
 sandbox killed when it ends (bubblewrap: its pid namespace; landlock and rlimits: the worker's
-supervisor, `grader.worker`, and the uid when root).
+supervisor, `grader.sandbox.worker`, and the uid when root).
 
 What the sandbox may read besides the system: the kit bundle and the Python installation
 (`grader.sandbox.bundle`); the scratch folders of the landlock and rlimits launchers:
@@ -67,7 +67,7 @@ LANDLOCK_NOTE = (
     "installation, the bundle, its own folders and unix socket names)."
 )
 #: What a landlock sandbox under the grader's own uid (no root) can still do to, or learn of, the grader's
-#: processes and files (measured on Linux 6.18, ABI 7; `grader doctor` and the README say the same).
+#: processes and files (measured on Linux 6.18, ABI 7; `grader doctor` and docs/ARCHITECTURE.md, *The sandbox.s guarantees*, say the same).
 SHARED_UID = (
     "the sandbox runs under this user's uid: Landlock keeps its signals, ptrace-class access and /proc to itself, "
     "the seccomp filter keeps resource limits, priorities, CPU affinity and I/O priority to itself and makes the mode, "
@@ -379,7 +379,7 @@ def landlock_rules(folder: Path, bundle: Path, scratch: list[str], gpu: bool = F
 
 
 def supervisor_rules(rules: dict[str, list[str]]) -> dict[str, list[str]]:
-    """The Landlock rules of the sandbox's supervisor (`grader.worker`): the worker's, with all of
+    """The Landlock rules of the sandbox's supervisor (`grader.sandbox.worker`): the worker's, with all of
     /proc instead of its own /proc/PID (the worker's domain is nested in the supervisor's, and a
     nested domain only keeps what every enclosing one grants; the supervisor runs no student code)."""
     def widen(paths: list[str]) -> list[str]:

@@ -37,7 +37,7 @@ V1_ROOT = Path("/sys/fs/cgroup/memory")
 V2_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
 
 
-#: `grader grade` puts each trusted worker in a memory cgroup of its own named so (grader.batch.budget): the
+#: `grader grade` puts each trusted worker in a memory cgroup of its own named so (grader.testing.budget): the
 #: worker's sandboxes are made next to it, not inside (their memory has its own cap, and cgroup2 allows no
 #: processes in an inner node)
 TRUSTED_WORKER_PREFIX = "kit-trusted-"

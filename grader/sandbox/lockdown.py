@@ -1,4 +1,4 @@
-"""The sandbox worker locking itself down, before any student code (steps 1-3 of `grader.worker`).
+"""The sandbox worker locking itself down, before any student code (steps 1-3 of `grader.sandbox.worker`).
 
 `lock_down` sets the rlimits, drops to the sandbox's uid (a fresh session keyring,
 no_new_privs, the parent-death signal armed again), restricts itself with Landlock where the
@@ -136,8 +136,8 @@ def restrict(rules: dict[str, list[str]]) -> int:
 
 
 def lock_down(config: dict[str, Any]) -> dict[str, Any]:
-    """Steps 1-3 of `grader.worker`; returns the layers that are active (reported in the ready
-    message).  With a supervisor (``config["supervisor"]``, see `grader.worker.run`) the Landlock
+    """Steps 1-3 of `grader.sandbox.worker`; returns the layers that are active (reported in the ready
+    message).  With a supervisor (``config["supervisor"]``, see `grader.sandbox.worker.run`) the Landlock
     domain made here is the supervisor's (its rules: ``config["supervisor"]["landlock"]``); the
     worker nests its own (`restrict`)."""
     apply_limits(config.get("limits") or {})

@@ -11,14 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grader.sandbox import launchers, limits as limits_mod, seccomp, uids, watch, zygote as zygote_mod, zygotes
-from grader.sandbox.bundle import kit_bundle, python_mounts, sandbox_python, sandbox_site
+from grader.sandbox import (launchers, limits as limits_mod, seccomp, start_config, uids, watch, zygote as zygote_mod,
+                            zygotes)
+from grader.sandbox.bundle import sandbox_python
 from grader.sandbox.channel import (CappedBuffer, ChannelTimeout, Drain, Garbage, grow_pipe, read_message,
                                    write_message)
-from grader.sandbox.config import (BUBBLEWRAP, LANDLOCK, RLIMITS, SANDBOX_FOLDER, SANDBOX_KIT, SANDBOX_OTHER_FS,
-                                     SANDBOX_TMP, SandboxSettings)
+from grader.sandbox.config import BUBBLEWRAP, RLIMITS, SANDBOX_FOLDER, SandboxSettings
 from grader.sandbox.crash import death_words
-from grader.sandbox.scratch import make_scratch
 
 class SandboxStartError(Exception):
     """The sandbox could not start (before any student code ran): a grader problem."""
@@ -76,76 +75,17 @@ class Sandbox:
         return self._start()
 
     def _start(self) -> dict[str, Any]:
+        """Start the worker (forked from a zygote, under bubblewrap, or supervised on the host), watch
+        it, and wait for its ready message; the layers it reports become `self.layers`."""
         t0 = time.monotonic()
-        s = self.settings
-        lim = s.limits
-        extra = 0
-        if self.uid is None and not uids.is_root() and self.launcher != BUBBLEWRAP:
-            extra = uids.count_own_processes()  # without a uid of our own RLIMIT_NPROC counts all of ours
-        config: dict[str, Any] = {"limits": limits_mod.rlimits(lim, extra), "uid": self.uid, "gid": self.uid,
-                                  "keep_read_cap": False, "seccomp": None, "landlock": None,
-                                  "keyctl": uids.keyctl_nr()}
-        cap = lim.memory_cap()
-        if s.cgroup and uids.is_root() and limits_mod.cgroups_available()[0]:
-            # named at random: the sandbox can read its own cgroup's path (/proc/self/cgroup)
-            self.cgroup = limits_mod.Cgroup.create(limits_mod.new_cgroup_name(), cap)
-        sec_ok, _ = seccomp.available()
-        bundle = kit_bundle()
+        config, cap = start_config.base_config(self)
         pipes = [os.pipe() for _ in range(5)]
         (req_r, req_w), (rep_r, rep_w), (out_r, out_w), (fault_r, fault_w), (cfg_r, cfg_w) = pipes
         for fd in (req_w, rep_w):  # requests and replies of a few MB: 1 MiB pipes, not 16 round trips per MiB
             grow_pipe(fd)
-        child_fds = [req_r, rep_w, fault_w, cfg_r]
         extra_fds: list[int] = []
         try:
-            if self.launcher == BUBBLEWRAP and launchers.landlock_available()[0]:
-                # the worker's own Landlock rules, in the sandbox's view: /proc narrowed (the mount table names host folders)
-                config["landlock"] = launchers.sandbox_rules(gpu=s.gpu)
-            if self.zygote is not None:
-                config.update(folder=SANDBOX_FOLDER, seccomp=seccomp.program().hex() if sec_ok else None)
-                self.proc = self._fork_from_zygote(config, [req_r, rep_w, fault_w, out_w])
-            elif self.launcher == BUBBLEWRAP:
-                env = launchers.sandbox_env(SANDBOX_TMP, SANDBOX_KIT, SANDBOX_OTHER_FS, gpu=s.gpu,
-                                            site=sandbox_site(BUBBLEWRAP))
-                options = launchers.bwrap_options(self.folder, bundle, lim, env, gpu=s.gpu)
-                args_r, args_w = os.pipe()
-                os.write(args_w, b"\0".join(o.encode() for o in options) + b"\0")
-                os.close(args_w)
-                prefix = [shutil.which("bwrap") or "bwrap", "--args", str(args_r)]
-                extra_fds.append(args_r)
-                if sec_ok:
-                    sec_fd = seccomp.program_fd()
-                    prefix += ["--seccomp", str(sec_fd)]
-                    extra_fds.append(sec_fd)
-                prefix.append("--")
-                config["folder"] = SANDBOX_FOLDER
-                cwd = None
-            else:
-                made = make_scratch(self.uid, lim.tmpfs_bytes)
-                self.cleanup += made.parents
-                scratch, other = made.tmp, made.other
-                self.scratch += [scratch, other]
-                env = launchers.sandbox_env(scratch, str(bundle), other, gpu=s.gpu, site=sandbox_site(self.launcher))
-                config["folder"] = str(self.folder)
-                if sec_ok:  # (under the grader's own uid: chmod and chown of its files do nothing)
-                    config["seccomp"] = seccomp.program(shared_uid=self.uid is None).hex()
-                # ends every process of the sandbox with it, also when this process dies (`parent`: see lockdown)
-                config["supervisor"] = {"landlock": None, "parent": os.getpid()}
-                if self.launcher == LANDLOCK:
-                    config["landlock"] = launchers.landlock_rules(self.folder, bundle, [scratch, other], gpu=s.gpu)
-                    config["supervisor"]["landlock"] = launchers.supervisor_rules(config["landlock"])
-                if self.uid is not None and not all(uids.others_can_read(p) for p in python_mounts()):
-                    config["keep_read_cap"] = True
-                self.supervised = True
-                prefix, cwd = [], scratch
-            if self.zygote is None:
-                os.write(cfg_w, json.dumps(config).encode())
-                argv = [*prefix, sandbox_python(self.launcher), "-S", "-P", "-m", "grader.worker", "--fd-in", str(req_r),
-                        "--fd-out", str(rep_w), "--fd-fault", str(fault_w), "--fd-config", str(cfg_r)]
-                preexec = limits_mod.join_cgroup_preexec(self.cgroup.procs_file) if self.cgroup else None
-                self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, env=env, cwd=cwd,
-                                             pass_fds=(*child_fds, *extra_fds), start_new_session=True, close_fds=True,
-                                             preexec_fn=preexec)
+            self._launch(config, req_r, rep_w, fault_w, out_w, cfg_r, cfg_w, extra_fds)
             os.close(cfg_w)
             cfg_w = -1
         except (OSError, zygote_mod.ZygoteError) as exc:
@@ -163,6 +103,43 @@ class Sandbox:
         os.set_blocking(self.req_w, False)
         self.drain = Drain(out_r, fault_r, self.output, self.fault)
         self.drain.start()
+        self._watch(cap)
+        ready = self._await_ready()
+        inside = ready.get("layers") if isinstance(ready.get("layers"), dict) else {}
+        self.layers = start_config.layers(self, inside, cap)
+        self.startup_seconds = time.monotonic() - t0
+        return ready
+
+    def _launch(self, config: dict[str, Any], req_r: int, rep_w: int, fault_w: int, out_w: int, cfg_r: int,
+                cfg_w: int, extra_fds: list[int]) -> None:
+        """Start the worker process: forked from the zygote, or a new interpreter under bubblewrap or
+        on the host (landlock, rlimits) reading `config` from its pipe.  Descriptors the child needs
+        besides its pipes are appended to `extra_fds` (the caller closes them)."""
+        s = self.settings
+        if self.launcher == BUBBLEWRAP and launchers.landlock_available()[0]:
+            # the worker's own Landlock rules, in the sandbox's view: /proc narrowed (the mount table names host folders)
+            config["landlock"] = launchers.sandbox_rules(gpu=s.gpu)
+        sec_ok, _ = seccomp.available()
+        if self.zygote is not None:
+            config.update(folder=SANDBOX_FOLDER, seccomp=seccomp.program().hex() if sec_ok else None)
+            self.proc = self._fork_from_zygote(config, [req_r, rep_w, fault_w, out_w])
+            return
+        if self.launcher == BUBBLEWRAP:
+            prefix, env, cwd = start_config.bubblewrap_prefix(self, sec_ok, extra_fds)
+            config["folder"] = SANDBOX_FOLDER
+        else:
+            prefix, env, cwd = [], *start_config.host_scratch(self, config, sec_ok)
+        os.write(cfg_w, json.dumps(config).encode())
+        argv = [*prefix, sandbox_python(self.launcher), "-S", "-P", "-m", "grader.sandbox.worker", "--fd-in", str(req_r),
+                "--fd-out", str(rep_w), "--fd-fault", str(fault_w), "--fd-config", str(cfg_r)]
+        preexec = limits_mod.join_cgroup_preexec(self.cgroup.procs_file) if self.cgroup else None
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, env=env, cwd=cwd,
+                                     pass_fds=(req_r, rep_w, fault_w, cfg_r, *extra_fds), start_new_session=True,
+                                     close_fds=True, preexec_fn=preexec)
+
+    def _watch(self, cap: int) -> None:
+        """Start the monitor that watches the sandbox from outside (`grader.sandbox.watch`)."""
+        lim = self.settings.limits
         # host scratch folders hold what bubblewrap's tmpfs would, at most: watched on every path (a
         # cgroup never refuses page cache: files on disk would otherwise hold no limit at all)
         folders = list(zip(self.scratch, (lim.tmpfs_bytes, lim.shm_bytes))) if self.supervised else []
@@ -171,10 +148,13 @@ class Sandbox:
             uid = self.uid
             loose = lambda: uids.files_of(uid)  # noqa: E731
         self.monitor = watch.Monitor(self._pids, folders, None if self.cgroup else cap, self._kill_from_monitor,
-                                          loose)
+                                     loose)
         self.monitor.start()
+
+    def _await_ready(self) -> dict[str, Any]:
+        """The worker's ready message, within the start-up timeout (else the sandbox is killed)."""
         try:
-            ready = read_message(self.rep_r, time.monotonic() + s.startup_timeout)
+            ready = read_message(self.rep_r, time.monotonic() + self.settings.startup_timeout)
         except (ChannelTimeout, EOFError, Garbage) as exc:
             detail = self.fault.text()[-500:] or self.output.text()[-1500:]
             self.kill()
@@ -183,23 +163,6 @@ class Sandbox:
         if not isinstance(ready, dict) or ready.get("ready") is not True:
             self.kill()
             raise SandboxStartError("the sandbox sent no ready message")
-        inside = ready.get("layers") if isinstance(ready.get("layers"), dict) else {}
-        self.layers = {
-            "namespaces": self.launcher == BUBBLEWRAP,
-            "user_namespace": self.launcher == BUBBLEWRAP and not uids.is_root(),
-            "landlock": int(inside.get("landlock", 0) or 0),
-            "seccomp": bool(inside.get("seccomp")),
-            "no_new_privs": bool(inside.get("no_new_privs")),
-            "uid_drop": self.uid is not None and inside.get("uid") == self.uid,
-            "rlimits": True,
-            "memory": (f"cgroup v{self.cgroup.version} limit" if self.cgroup else "watched from outside (RSS and files)")
-                      + f" {cap / 2**30:g} GiB",
-            "tmpfs_caps": self.launcher == BUBBLEWRAP,
-            "scratch_caps": self.supervised,  # watched from outside, the same sizes
-            "supervisor": bool(inside.get("supervisor")),
-            "zygote": self.zygote is not None,
-        }
-        self.startup_seconds = time.monotonic() - t0
         return ready
 
     def _fork_from_zygote(self, config: dict[str, Any], fds: list[int]) -> zygote_mod.Child:
@@ -360,7 +323,7 @@ class Sandbox:
         if len(reply) != 1 or next(iter(reply)) not in ("ok", "error", "boundary"):
             raise Garbage("a reply of the wrong shape")
         if "error" in reply:
-            from grader.protocol import ErrorData
+            from grader.boundary.messages import ErrorData
 
             try:
                 ErrorData.from_dict(reply["error"])

@@ -23,7 +23,7 @@ the scopes let it signal: its nested domain) in one pass a fork bomb cannot outr
 (rlimits without root) it walks its descendants in /proc.  Either way it repeats until no child
 is left.
 
-The fresh-process template (`grader.fresh`) uses `end_descendants` too, after every fresh run.
+The fresh-process template (`grader.boundary.fresh`) uses `end_descendants` too, after every fresh run.
 
 If the supervisor itself is killed outright, the grading pool is the backstop (`OrphanSweep`): it is
 a child subreaper for the batch, and every process re-parented to it is killed when the batch ends.
@@ -39,58 +39,10 @@ import signal
 import time
 from collections.abc import Callable
 
+from grader.boundary.process_tree import (_PR_GET_CHILD_SUBREAPER, _PR_SET_CHILD_SUBREAPER, _prctl, become_subreaper,
+                                         end_descendants)
+
 _PR_SET_PDEATHSIG = 1
-_PR_SET_CHILD_SUBREAPER = 36
-_PR_GET_CHILD_SUBREAPER = 37
-
-
-def _prctl(option: int, arg: int) -> int:
-    import ctypes
-
-    return int(ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0))
-
-
-def become_subreaper() -> bool:
-    """Orphans among this process's descendants are re-parented to it (not to init)."""
-    try:
-        return _prctl(_PR_SET_CHILD_SUBREAPER, 1) == 0
-    except OSError:
-        return False
-
-
-def end_descendants(signal_all: bool, seconds: float = 10.0) -> bool:
-    """Kill and reap every process below this one (a subreaper); True once none is left.
-
-    `signal_all`: ``kill(-1, SIGKILL)`` (only where it reaches just this sandbox: a uid of its
-    own, or Landlock's scopes with this process alone in its domain); else SIGKILL each process
-    found below this one in /proc (False when /proc does not show them)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0] != 0:
-                pass  # reap what has ended
-        except ChildProcessError:
-            return True  # no child: no process of the sandbox is left (we are its subreaper)
-        if time.monotonic() > deadline:
-            return False
-        if signal_all:
-            try:
-                os.kill(-1, signal.SIGKILL)
-            except OSError:
-                pass
-        else:
-            from grader.sandbox.watch import tree_pids
-
-            below = tree_pids(os.getpid())[1:]
-            if not below:
-                return False  # children we cannot see (Landlock hides /proc): the caller decides
-            for pid in below:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-        time.sleep(0.002)
-
 
 class _Ended(Exception):
     """SIGTERM: the grader ends the sandbox."""

@@ -20,6 +20,8 @@ import threading
 import time
 from typing import Callable
 
+from grader.boundary.process_tree import tree_pids
+
 
 def _status_kib(pid: int, field: bytes, name: str = "status") -> int:
     try:
@@ -30,21 +32,6 @@ def _status_kib(pid: int, field: bytes, name: str = "status") -> int:
     except (OSError, ValueError, IndexError):
         pass
     return 0
-
-
-def tree_pids(root: int) -> list[int]:
-    """`root` and its descendants (through /proc/PID/task/TID/children)."""
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        try:
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{tid}/children") as f:
-                    todo.extend(int(c) for c in f.read().split())
-        except (OSError, ValueError):
-            continue
-    return out
 
 
 def rss_bytes(pids: list[int]) -> int:

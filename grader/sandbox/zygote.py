@@ -20,7 +20,7 @@ each serving on a socket of its own, and sends nothing on the socket the workers
   ``/scratch`` (nothing a previous submission wrote is there) and its submission (a copy of its
   regular files in the inbox) bound read-only at ``/submission``, the inbox unmounted; forks
   the sandbox's init (pid 1, its own ``/proc``), which forks the worker (pid 2); the worker
-  reseeds the global random generators and runs the ordinary start-up (`grader.worker.run`):
+  reseeds the global random generators and runs the ordinary start-up (`grader.sandbox.worker.run`):
   rlimits, the submission's own uid (which clears every capability), no_new_privs, the seccomp
   filter, the fresh-process template, and serves probe calls exactly like a started worker.
 * The grader kills a child like any sandbox (its process group, every process of its uid, the
@@ -148,7 +148,7 @@ class Zygote:
         if ready.get("ready") is not True:
             self.close()
             raise ZygoteError(f"the zygote did not start: {ready.get('why', '')} {self.output()}".strip())
-        from grader.sandbox.watch import tree_pids
+        from grader.boundary.process_tree import tree_pids
 
         host_pid = next((p for p in tree_pids(launcher_pid) if p != launcher_pid and _ns_pid(p, 1) == ready["pid"]),
                         None)

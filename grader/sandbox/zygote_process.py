@@ -47,15 +47,16 @@ def _check(result: int, what: str) -> None:
 
 def preload() -> None:
     """Everything a sandbox imports before (and, lazily, while) serving probes: trusted modules
-    from the installation and the kit bundle only.  Order as in `grader.worker.run`: torch, the
+    from the installation and the kit bundle only.  Order as in `grader.sandbox.worker.run`: torch, the
     tripwire, then the rest (imported after the wires, as they would be lazily)."""
     import torch
 
     torch.set_num_threads(1)
-    from grader import MODULES, tripwire
+    from grader import MODULES
+    from grader.rules import tripwire
 
     tripwire.install()
-    import grader.serve  # noqa: F401
+    import grader.boundary.serving  # noqa: F401
 
     for module in MODULES:
         try:
@@ -77,7 +78,7 @@ def _threads() -> int:
 def _become_sandbox(config: dict[str, Any], fds: list[int], go: int) -> None:
     """In the forked child, before any student code: wait for the grader (cgroup), take fresh
     namespaces and mounts, and start the sandbox's own init, which starts the worker
-    (`grader.worker.run`: rlimits, uid, no_new_privs, seccomp, then probe calls).
+    (`grader.sandbox.worker.run`: rlimits, uid, no_new_privs, seccomp, then probe calls).
 
     Three processes, as under a bubblewrap of its own: this one (in the zygote's pid namespace,
     the grader's handle: it exits with the worker's status), the init (pid 1 of a new pid
@@ -125,7 +126,7 @@ def _become_sandbox(config: dict[str, Any], fds: list[int], go: int) -> None:
         worker = os.fork()
         if worker == 0:
             _fresh_random_state()
-            from grader import worker as worker_mod
+            from grader.sandbox import worker as worker_mod
 
             os._exit(worker_mod.run(config["worker"], req_r, rep_w, fault_w))
         for fd in (req_r, rep_w, fault_w):  # the grader must see EOF when the worker ends

@@ -35,8 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.batch.discover import student_id
-from grader.batch.layout import Layout
+from grader.intake.discover import student_id
+from grader.results.layout import Layout
 from tests.adversarial.cases import FULL, ZERO, Ctx, Expect, Twin, folder, redefine, solution_text, stub_text, with_code
 
 

@@ -5,17 +5,17 @@ Root causes, one case or more each:
 * **a reply that expands past its budget**: the encoder writes a shared sub-list once per use, so
   a reply of one row shared a few hundred times is a few hundred KB that the trusted side decodes,
   checks and scrubs value by value (a submission doing so at every call cost the trusted worker
-  58 s where its twin of stubs cost 4.5 s).  One reply is capped (`grader.protocol.MAX_NODES`) and
-  each module's replies, and the whole submission's, share a `grader.protocol.DecodeBudget`: past
+  58 s where its twin of stubs cost 4.5 s).  One reply is capped (`grader.boundary.messages.MAX_NODES`) and
+  each module's replies, and the whole submission's, share a `grader.boundary.messages.DecodeBudget`: past
   it a reply is refused where the decoder reaches the limit, and later calls are not run;
 * **untrusted strings without a cap**: an exception whose class name is 1 MB, with a chain of
   1,000 bases, a 1 MB message, raised in a function whose name is 1 MB (one results.json held a
-  1,000,179-character output): every field is cut where it is decoded (`grader.protocol.ErrorData`),
+  1,000,179-character output): every field is cut where it is decoded (`grader.boundary.messages.ErrorData`),
   a test's message and a student's messages in all are capped where they are written;
 * **a checkpoint that expands in the trusted process**: the checkpointing test loads the student's
   file with ``torch.load(weights_only=True)`` on the trusted side.  A 2 KB file of nested shared
   lists (2**40 items) and a zip whose records are deflated (256 MiB of zeros in 256 KB) are read
-  in a throwaway child under a memory and time limit (`grader.contained`), the zip refused before
+  in a throwaway child under a memory and time limit (`grader.testing.contained`), the zip refused before
   anything is inflated, the lists walked once per object.
 
 Each case scores no more than its honest twin (exactly its twin where the attack changes nothing
@@ -32,9 +32,9 @@ import json
 from pathlib import Path
 
 from grader import KIT_ROOT
-from grader.batch.layout import Layout
-from grader.batch.results import MESSAGE_LIMIT
-from grader.protocol import MAX_NODES
+from grader.results.layout import Layout
+from grader.results.results_json import MESSAGE_LIMIT
+from grader.boundary.messages import MAX_NODES
 from tests.adversarial.batch import BatchCase
 from tests.adversarial.budgets_worker import within_budgets
 from tests.adversarial.cases import FULL, ZERO, Ctx, Expect, Twin, folder, redefine, solution_text, stub_text, with_code

@@ -1,6 +1,6 @@
 """Root cause: the trusted process parses student bytes without a budget.
 
-The static rules (`grader.scope`) and staging used to read every file of a submission: a helper
+The static rules (`grader.rules.scope`) and staging used to read every file of a submission: a helper
 nothing imports was parsed anyway (~0.7 GB of syntax tree per MB at peak), the scope builder
 rescanned every def for each new name (quadratic: 6,000 defs, seconds to minutes per scope), and
 32 files of 2 MiB were taken.  Each case here is an honest solution carrying that load; it must
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import KIT_ROOT
-from grader.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES, size_words
+from grader.rules.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES, size_words
 from tests.adversarial.batch import BatchCase
 from tests.adversarial.cases import FULL, Ctx, folder, solution_text, with_code
 

@@ -3,9 +3,9 @@
 Root cause (issue 23, 1): the trusted worker processes what a submission sends with no budget of
 its own, so one submission could stall a batch (minutes of trusted CPU) or take the machine's
 memory.  Each place a submission's bytes reach has its own cap (the decoder's per-reply caps and
-per-submission `grader.protocol.DecodeBudget`, the static analysis', the checkpoint loads'); behind
+per-submission `grader.boundary.messages.DecodeBudget`, the static analysis', the checkpoint loads'); behind
 them, every trusted worker has a time budget per submission and a memory limit
-(`grader.batch.budget`).  These cases send the costliest replies the protocol allows, at every
+(`grader.testing.budget`).  These cases send the costliest replies the protocol allows, at every
 chance they get, and must score zero (their code is the stubs), be graded in full (the caps keep
 the trusted side's work far inside both budgets: reaching a budget would mean a cap gave way), and
 leave the batch going.  The budgets' own behaviour when they are reached (the submission scores
@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grader.batch.layout import Layout
+from grader.results.layout import Layout
 from tests.adversarial.batch import BatchCase
 from tests.adversarial.cases import _WIRE_WRITER, ZERO, Ctx, folder, stub_text, with_code
 
@@ -40,7 +40,7 @@ def stalls_trusted_worker(ctx: Ctx) -> Path:
     """At import and at every call, a well-framed reply as large as the cap allows, of short strings
     that look like host paths (so scrubbing them would cost too), to every descriptor: as much
     decoding as one reply may cost, as often as the sandbox is restarted."""
-    from grader.protocol import MAX_REPLY_BYTES
+    from grader.boundary.messages import MAX_REPLY_BYTES
 
     count = (MAX_REPLY_BYTES - 4096) // 19  # (each string: 5 bytes of tag and length, 14 of text)
     code = _WIRE_WRITER + f"""
@@ -54,7 +54,7 @@ def exhausts_trusted_memory(ctx: Ctx) -> Path:
     """At import and at every call, a reply as large as the cap allows: one storage filling it and
     5,000 tensors each viewing all of it, to every descriptor: as much memory as a decoded reply may
     take, and views whose copies would take gigabytes each."""
-    from grader.protocol import MAX_REPLY_BYTES
+    from grader.boundary.messages import MAX_REPLY_BYTES
 
     elements = (MAX_REPLY_BYTES - 2**20) // 4
     code = _WIRE_WRITER + f"""

@@ -288,7 +288,7 @@ try:
 except Exception:
     pass
 try:
-    import grader.expect as _e, grader.student as _s
+    import grader.testing.expect as _e, grader.testing.student as _s
     _e.assert_cases = _e.assert_equal = _e.assert_close = lambda *a, **k: None
     _s.Student.probe = lambda *a, **k: None
 except Exception:
@@ -354,7 +354,7 @@ def pickle_smuggle(ctx: Ctx) -> Path:
         def __reduce__(self):
             return (_os.system, ("touch {marker(ctx, 'pickle_ran')}",))
     try:
-        import grader.serve as _gs, grader.protocol as _gp
+        import grader.boundary.serving as _gs, grader.boundary.messages as _gp
         _gs.check_data = _gp.check_data = lambda *a, **k: None
     except Exception:
         pass
@@ -366,7 +366,7 @@ def pickle_smuggle(ctx: Ctx) -> Path:
     return folder(ctx, "pickle_smuggle", with_code(stub_text(), code))
 
 
-#: Student code that frames messages in the probe boundary's format (grader/wire.py) by hand, with
+#: Student code that frames messages in the probe boundary's format (grader/boundary/wire.py) by hand, with
 #: struct alone (it imports nothing of the grader), and writes them onto every descriptor it has.
 _WIRE_WRITER = """
     import os as _os, struct as _struct
@@ -419,7 +419,7 @@ def writes_outside(ctx: Ctx) -> Path:
                str(ctx.out / "instructor" / "students" / "writes_outside" / "instructor.json"),
                str(ctx.out / "writes_outside" / "results.json"), str(ctx.out / "grades.csv"),
                str(ctx.kit_root / "tests" / "public" / "test_pwned.py"), str(ctx.kit_root / "grader" / "pwned.py"),
-               "/kit/grader/expect.py", "/submission/memory.py",
+               "/kit/grader/testing/expect.py", "/submission/memory.py",
                str(ctx.root / "honest_stub" / "assignment" / "memory.py"),
                "/tmp/pwned", "/root/pwned", "/usr/pwned", "/etc/pwned"]
     code = f"""

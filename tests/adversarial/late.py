@@ -2,7 +2,7 @@
 
 A submission's time, when no ``--submitted-at`` row names it, is the date of the last commit
 touching its graded files, provided the files are what that commit holds
-(`grader.batch.gittime`).  A check that is easy to break gives a late student an *unknown*
+(`grader.intake.gittime`).  A check that is easy to break gives a late student an *unknown*
 time, i.e. no penalty by default.  Every case here is committed five days after the deadline
 and must get the same late decision as its honest twin (``late_plain``: an ASCII repository,
 no attributes): status ``late`` from ``git``, the cap (50% at 10%/day), the same final score.

@@ -200,7 +200,7 @@ _RED_TEAM = [  # found by an independent red-team pass against the first program
             return g1.detach(), g2.detach()
         """, why="autograd's engine called directly, plain names only"),
     RuleCase("erases_tripwire", "flops", "count_matmul_flops", """
-        from grader import tripwire as _tw
+        from grader.rules import tripwire as _tw
         from torch.utils.flop_counter import FlopCounterMode as _FCM
 
         def count_matmul_flops(fn, *args):
@@ -271,7 +271,7 @@ def _planted(name: str, plant: str, why: str, extra: dict[str, str] | None = Non
     return RuleCase(name, "views", T, _SWAP, plants={"memory": plant}, extra=extra or {}, why=why)
 
 
-_ALIASES = [  # monkeypatching through an alias (grader.aliases): each must cost transpose_view its points
+_ALIASES = [  # monkeypatching through an alias (grader.rules.monkeypatch): each must cost transpose_view its points
     _planted("alias_module_level", "T = torch.Tensor\nT._swap = T.transpose\n",
              "the reviewer's repro: an alias at module level"),
     _planted("alias_in_function", """

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.expect import assert_equal, assert_type
+from grader.testing.expect import assert_equal, assert_type
 from tests.public.test_checkpointing import (_assert_draws, _assert_params, _assert_resumed, _assert_state,
                                              _check_file_object, _check_interrupted_in_process, uninterrupted)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.expect import assert_cases, assert_tensor
+from grader.testing.expect import assert_cases, assert_tensor
 from tests.public.test_cruncher import (check_cruncher_forward, check_cruncher_state, check_linear_init,
                                         check_linear_seeds, memory_want)
 

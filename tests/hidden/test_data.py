@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.expect import assert_equal, assert_tensor
+from grader.testing.expect import assert_equal, assert_tensor
 from tests.public.test_data import _check_batches, check_uniform_starts
 
 

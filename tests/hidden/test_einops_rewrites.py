@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from grader.reference import reference
+from grader.testing.reference import reference
 from tests.probes.einops_rewrites import WRONG_INPUTS
 from tests.public.test_einops_rewrites import FUNCTIONS, check_rules, check_values, check_wrong_shapes
 

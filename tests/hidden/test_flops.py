@@ -10,8 +10,8 @@ import torch
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from grader.expect import assert_cases, assert_close, assert_equal, assert_type
-from grader.reference import reference
+from grader.testing.expect import assert_cases, assert_close, assert_equal, assert_type
+from grader.testing.reference import reference
 from tests.probes._flops_models import torch_chain_flops, torch_matmul_flops
 from tests.probes._gpu import tensor_core_dtype
 from tests.probes._tensors import dtype_of

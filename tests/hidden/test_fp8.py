@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.expect import assert_tensor
+from grader.testing.expect import assert_tensor
 from tests.public.test_fp8 import DEFAULT_FORMAT, check_quantized, want_scale
 
 

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.expect import assert_cases, assert_close, assert_equal, assert_type
+from grader.testing.expect import assert_cases, assert_close, assert_equal, assert_type
 from tests.hidden.strategies_memory_views import memory_specs, property_settings
 from tests.probes._tensors import build, dtype_of
 from tests.public.test_memory import FORMATS, _spec as describe, other_float_dtypes

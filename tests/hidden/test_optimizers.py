@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from grader.expect import assert_equal
+from grader.testing.expect import assert_equal
 from tests.public.test_optimizers import (ADAPTIVE, EXACT, TORCH_NAME, check_rules, check_trajectory,
                                           compare_trajectory, two_groups, unpack_run)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.expect import assert_equal, assert_tensor, assert_type
+from grader.testing.expect import assert_equal, assert_tensor, assert_type
 from tests.public.test_training import (RTOL, check_checkpoint_calls, check_losses, check_step_flops, make_init,
                                         make_target, reference_run, run)
 

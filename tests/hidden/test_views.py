@@ -7,7 +7,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.expect import assert_cases, assert_equal, assert_type
+from grader.testing.expect import assert_cases, assert_equal, assert_type
 from tests.generators import check_view_of, describe_spec, describe_view_case, torch_can_view, torch_can_view_all, view_cases
 from tests.hidden.strategies_memory_views import property_settings, strided_specs, transpose_case_lists, view_case_lists
 from tests.probes._tensors import build

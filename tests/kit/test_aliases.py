@@ -1,4 +1,4 @@
-"""The monkeypatch rule follows values, not names (`grader.aliases`).
+"""The monkeypatch rule follows values, not names (`grader.rules.monkeypatch`).
 
 * Every form of `FLAGGED` writes to an object other code also sees (a torch class or module, a
   module of the submission) through an alias, a container, a call: each is reported, with where.
@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 import grader
-from grader import static
-from grader.aliases import monkeypatches
-from grader.aliases_values import MAX_REFS
-from grader.sources import SourceSet
+from grader.rules import static
+from grader.rules.monkeypatch import monkeypatches
+from grader.rules.monkeypatch_values import MAX_REFS
+from grader.rules.sources import SourceSet
 from tests.public.test_views import TRANSPOSE_FORBIDDEN
 
 pytestmark = pytest.mark.kit
@@ -263,7 +263,7 @@ def test_global_hooks_and_torch_registries_break_every_rule() -> None:
     an ordinary module hook on one's own model is not."""
     import ast as _ast
 
-    from grader.breaches import global_breaches
+    from grader.rules.breaches import global_breaches
 
     flagged = ["import torch\nlib = torch.library.Library('aten', 'IMPL')",
                "from torch.overrides import TorchFunctionMode",

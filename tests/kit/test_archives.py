@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from grader import MODULES
-from grader.batch import archive_headers, take, unpack
-from grader.batch.discover import Source, classify, discover, fingerprint, student_id
-from grader.batch.stage import Staged, stage
-from grader.batch.take import source_bytes
-from grader.batch.unpack import RejectedSubmission
+from grader.intake import archive_headers
+from grader.intake import take
+from grader.intake import unpack
+from grader.intake.discover import Source, classify, discover, fingerprint, student_id
+from grader.intake.stage import Staged, stage
+from grader.intake.take import source_bytes
+from grader.intake.unpack import RejectedSubmission
 
 
 def _zip(path: Path, members: dict[str, str | bytes]) -> Path:
@@ -87,7 +89,7 @@ def test_module_files_nested_a_few_folders_down_are_found(tmp_path: Path, kind: 
     assert (staged.folder / "memory.py").read_text() == "A = 1\n"
     deep = _stage(tmp_path / "deep", _zip(tmp_path / "deep.zip", {"a/b/c/d/e/memory.py": "X\n"}))
     assert deep.empty
-    from grader.batch.results import build_results
+    from grader.results.results_json import build_results
     doc = build_results([], student="x", kit_version="0", sandbox={}, submission={"seen": ["a/"]}, status="empty")
     assert f"looked for <module>.py (e.g. memory.py) at the top, in assignment/, and in folders up to {take.MAX_NEST} " \
            "deep" in doc["output"]
@@ -311,7 +313,7 @@ def test_student_ids_are_injective_and_safe() -> None:
     ids = [student_id(Path(n)) for n in names]
     assert len(set(ids)) == len(ids), ids
     assert student_id(Path("alice.zip")) == student_id(Path("alice.tar.gz")) == "alice"
-    assert student_id(Path("grades.csv")) == "grades.csv"  # safe: results live under students/, see grader.batch.results
+    assert student_id(Path("grades.csv")) == "grades.csv"  # safe: results live under students/, see grader.results.results_json
     for i in ids:
         assert i[0].isalnum() and "/" not in i and "\n" not in i and len(i) <= 100, i
     assert student_id(Path("_alice")).startswith("alice~")
@@ -423,7 +425,7 @@ def _raw_targz(path: Path, *blocks: bytes) -> Path:
 
 def _stage_within(path: Path, dest: Path, memory: int) -> str:
     """Stage `path` in a child with `memory` bytes more address space: "taken", or why not."""
-    from grader.contained import contained
+    from grader.testing.contained import contained
 
     def run() -> str:
         try:

@@ -110,7 +110,7 @@ def test_shared_file_state_is_refused_and_the_cache_keeps_its_pages(tmp_path: Pa
 _TEMPLATE = textwrap.dedent("""
     import os, sys, time, json
     sys.path.insert(0, sys.argv[1])
-    from grader import fresh
+    from grader.boundary import fresh
     from grader.sandbox.supervisor import _children, become_subreaper, end_descendants
     become_subreaper()  # as the sandbox worker is: what the killed template leaves comes to us
     t = fresh.start()

@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from grader import protocol, static, wire, wire_encode
-from grader.protocol import BoundaryError, ErrorData, check_data, decode, encode
+from grader.boundary import messages
+from grader.rules import static
+from grader.boundary import wire
+from grader.boundary import wire_write
+from grader.boundary.messages import BoundaryError, ErrorData, check_data, decode, encode
 
 
 class Evil:
@@ -82,7 +85,7 @@ def test_calls_from_package():
     assert static.calls_from(node, tree, "einops", {"rearrange", "reduce", "einsum"}) == {"rearrange", "reduce"}
 
 
-# -- the wire format (grader/wire.py) -------------------------------------------------------
+# -- the wire format (grader/boundary/wire.py) -------------------------------------------------------
 
 def _wire_sample():
     x = torch.randn(4, 5)
@@ -208,7 +211,7 @@ def test_requests_are_not_capped_replies_are():
     weights); only replies are capped, by their length before anything is decoded."""
     big = {"init": torch.zeros(17 * 2**20)}  # 68 MiB
     payload = encode(big)
-    assert len(payload) > protocol.MAX_REPLY_BYTES
+    assert len(payload) > messages.MAX_REPLY_BYTES
     assert torch.equal(wire.loads(payload)["init"], big["init"])  # what the sandbox's worker does with a request
     with pytest.raises(BoundaryError, match="cap"):
         decode(payload)
@@ -226,48 +229,48 @@ def _shared_list(values: int) -> list:
 def test_a_reply_past_the_value_cap_is_refused_at_the_cap_not_walked():
     """One reply holds at most MAX_NODES values (the suite's largest holds 1,203): a reply of shared
     rows that expands past it is refused once the decoder reaches the cap."""
-    payload = wire_encode.dumps({"seq": 1, "reply": {"ok": _shared_list(4 * protocol.MAX_NODES)}})
+    payload = wire_write.dumps({"seq": 1, "reply": {"ok": _shared_list(4 * messages.MAX_NODES)}})
     tally = wire.Tally()
     with pytest.raises(wire.WireError, match="more than"):
-        wire.loads(payload, max_values=protocol.MAX_NODES, tally=tally)
-    assert tally.values == protocol.MAX_NODES + 1  # stopped there: the rest was never read
+        wire.loads(payload, max_values=messages.MAX_NODES, tally=tally)
+    assert tally.values == messages.MAX_NODES + 1  # stopped there: the rest was never read
     with pytest.raises(BoundaryError, match="more than"):
         decode(payload)
-    legit = {"seq": 1, "reply": {"ok": _shared_list(protocol.MAX_NODES // 2)}, "children": False}
+    legit = {"seq": 1, "reply": {"ok": _shared_list(messages.MAX_NODES // 2)}, "children": False}
     assert decode(encode(legit)) == legit
     with pytest.raises(BoundaryError, match="more than"):  # the sandbox refuses it too (serve's check)
-        check_data(_shared_list(2 * protocol.MAX_NODES))
+        check_data(_shared_list(2 * messages.MAX_NODES))
     with pytest.raises(BoundaryError, match="tensors"):
-        check_data([torch.zeros(1)] * (protocol.MAX_TENSORS + 1))
+        check_data([torch.zeros(1)] * (messages.MAX_TENSORS + 1))
     with pytest.raises(BoundaryError, match="elements"):  # 4 bytes that describe 16M values
-        decode(encode(torch.zeros(1).expand(protocol.MAX_ELEMENTS + 1)))
+        decode(encode(torch.zeros(1).expand(messages.MAX_ELEMENTS + 1)))
 
 
 def test_decode_budget_per_module_and_per_submission():
     """Each module's replies decode at most DecodeBudget.MODULE (values, tensors, bytes) in all, the
     whole submission DecodeBudget.SUBMISSION; past them a reply raises BudgetSpent when the decoder
     reaches what is left, and later calls are refused without running."""
-    budget = protocol.DecodeBudget(module=(1000, 10, 10**6), submission=(2000, 25, 10**7))
+    budget = messages.DecodeBudget(module=(1000, 10, 10**6), submission=(2000, 25, 10**7))
     reply = encode({"seq": 1, "reply": {"ok": list(range(400))}})  # 407 values
     for _ in range(2):
         decode(reply, budget=budget, module="memory")
     assert budget.refusal("memory") is None
-    with pytest.raises(protocol.BudgetSpent, match="memory.py"):
+    with pytest.raises(messages.BudgetSpent, match="memory.py"):
         decode(reply, budget=budget, module="memory")  # only 186 values left
     assert budget.used["memory"][0] == 1001  # the third reply was read only up to the budget
     assert "memory.py" in budget.refusal("memory") and budget.refusal("views") is None
-    with pytest.raises(protocol.BudgetSpent):
+    with pytest.raises(messages.BudgetSpent):
         decode(encode({"seq": 2, "reply": {"ok": None}}), budget=budget, module="memory")  # nothing left at all
     for _ in range(2):  # another module has its own share...
         decode(reply, budget=budget, module="views")
-    with pytest.raises(protocol.BudgetSpent, match="whole submission"):  # ...and the submission's runs out
+    with pytest.raises(messages.BudgetSpent, match="whole submission"):  # ...and the submission's runs out
         decode(reply, budget=budget, module="flops")
     assert "whole submission" in budget.refusal("data")
-    tensors = protocol.DecodeBudget(module=(10**6, 10, 10**6))
-    with pytest.raises(protocol.BudgetSpent, match="tensors"):
+    tensors = messages.DecodeBudget(module=(10**6, 10, 10**6))
+    with pytest.raises(messages.BudgetSpent, match="tensors"):
         decode(encode([torch.zeros(1)] * 11), budget=tensors, module="fp8")
-    nbytes = protocol.DecodeBudget(module=(10**6, 10, 1000))
-    with pytest.raises(protocol.BudgetSpent, match="bytes"):
+    nbytes = messages.DecodeBudget(module=(10**6, 10, 1000))
+    with pytest.raises(messages.BudgetSpent, match="bytes"):
         decode(encode(torch.zeros(1000)), budget=nbytes, module="fp8")
 
 
@@ -279,13 +282,13 @@ def test_a_budget_refusal_is_not_garbage_and_leaves_the_channel_in_step():
 
     from grader.sandbox.channel import HEADER, read_message
 
-    budget = protocol.DecodeBudget(module=(100, 10, 10**6))
+    budget = messages.DecodeBudget(module=(100, 10, 10**6))
     r, w = os.pipe()
     try:
         for value in (list(range(200)), "next"):
             payload = encode({"seq": 1, "reply": {"ok": value}})
             os.write(w, HEADER.pack(len(payload)) + payload)
-        with pytest.raises(protocol.BudgetSpent):
+        with pytest.raises(messages.BudgetSpent):
             read_message(r, time.monotonic() + 5, budget, "memory")
         assert read_message(r, time.monotonic() + 5) == {"seq": 1, "reply": {"ok": "next"}}
     finally:
@@ -296,7 +299,7 @@ def test_a_budget_refusal_is_not_garbage_and_leaves_the_channel_in_step():
 def test_every_string_of_a_reply_is_cut_at_the_decoder():
     """Every string a reply holds (values, dict keys, inside an error record) is cut once, at the
     decoder, to MAX_STRING characters and a note: no consumer needs to cap it again."""
-    n = protocol.MAX_STRING
+    n = messages.MAX_STRING
     long = "é" * (10 * n)
     back = decode(encode({"ok": [long, {long: (long,)}], "short": "x" * n}))
     cut = wire.cut(long, n)
@@ -314,9 +317,9 @@ def test_error_data_fields_are_capped_however_it_is_made():
     sent = dict(record, bases=["B" * 1000] * 1000)  # (10,000 bases of 1 MB would be 10 GB on the wire)
     for err in (ErrorData.from_dict(record), ErrorData(huge, tuple(record["bases"]), huge, True, huge),
                 ErrorData.from_dict(decode(encode(sent)))):
-        assert len(err.type) < protocol.MAX_ERROR_TYPE + 50 and len(err.bases) == protocol.MAX_ERROR_BASES
-        assert all(len(b) < protocol.MAX_ERROR_TYPE + 50 for b in err.bases)
-        assert len(err.message) < protocol.MAX_ERROR_MESSAGE + 50 and len(err.where) < protocol.MAX_ERROR_WHERE + 50
+        assert len(err.type) < messages.MAX_ERROR_TYPE + 50 and len(err.bases) == messages.MAX_ERROR_BASES
+        assert all(len(b) < messages.MAX_ERROR_TYPE + 50 for b in err.bases)
+        assert len(err.message) < messages.MAX_ERROR_MESSAGE + 50 and len(err.where) < messages.MAX_ERROR_WHERE + 50
         assert err.not_implemented is True
     odd = ErrorData.from_dict({"type": [1] * 10, "bases": 7, "message": 12, "not_implemented": "yes", "where": None})
     assert (odd.type, odd.bases, odd.message, odd.not_implemented, odd.where) == ("<list>", (), "12", True, "None")
@@ -328,12 +331,12 @@ def test_error_data_fields_are_capped_however_it_is_made():
         raise type("X" * 10**5, (deep,), {})("boom")
     except ValueError as exc:
         err = ErrorData.from_exception(exc, None)
-    assert len(err.type) < protocol.MAX_ERROR_TYPE + 50 and len(err.bases) == protocol.MAX_ERROR_BASES
+    assert len(err.type) < messages.MAX_ERROR_TYPE + 50 and len(err.bases) == messages.MAX_ERROR_BASES
 
 
 def test_a_probe_error_s_detail_is_capped():
     """What reaches a test's output from a failed call is capped (ProbeError.detail)."""
-    from grader.student import MAX_DETAIL, ProbeError
+    from grader.testing.student import MAX_DETAIL, ProbeError
 
     detail = ProbeError("memory.storage_bytes", detail="d" * 10**6).detail
     assert len(detail) < MAX_DETAIL + 50
@@ -343,7 +346,7 @@ def test_a_probe_error_s_detail_is_capped():
 
 def test_the_worker_counts_a_shared_storage_once():
     """The sandbox's size check counts what the wire sends: a storage once, however many views."""
-    from grader.worker import _cap_reply
+    from grader.sandbox.worker import _cap_reply
 
     base = torch.zeros(2**20)  # 4 MiB, 40 views of it: 4 MiB on the wire
     assert "ok" in _cap_reply({"ok": [base[i:] for i in range(40)]})
@@ -352,16 +355,16 @@ def test_the_worker_counts_a_shared_storage_once():
 
 
 def test_contained_child_bounds_memory_and_time():
-    """grader.contained runs trusted code on untrusted bytes in a child: past its memory or time it
+    """grader.testing.contained runs trusted code on untrusted bytes in a child: past its memory or time it
     reports a sentence, and its result comes back through the reply decoder."""
-    from grader.contained import contained
+    from grader.testing.contained import contained
 
     grow = contained(lambda: torch.ones(2**31 // 4).sum().item(), memory=1 << 28)
     assert grow.value is None and "allocate" in grow.error
     assert contained(_spin, seconds=1).error == "it did not finish in time"
     ok = contained(lambda x: {"t": torch.ones(2) * x, "s": "s" * 10**5}, 3.0)
     assert ok.error is None and torch.equal(ok.value["t"], torch.full((2,), 3.0))
-    assert len(ok.value["s"]) < protocol.MAX_STRING + 50  # cut like every reply's strings
+    assert len(ok.value["s"]) < messages.MAX_STRING + 50  # cut like every reply's strings
     assert contained(_raises).error == "KeyError: 'nope'"
 
 
@@ -445,7 +448,7 @@ def test_what_one_student_s_files_hold_is_bounded():
     1,000,179-character message: an exception class name, then uncapped): outcomes and points stay."""
     import json
 
-    from grader.batch.results import MESSAGE_LIMIT, SUBMISSION_MESSAGES_LIMIT, bounded_messages, build_results
+    from grader.results.results_json import MESSAGE_LIMIT, SUBMISSION_MESSAGES_LIMIT, bounded_messages, build_results
 
     records = [{"id": f"tests/public/test_memory.py::test_{i}", "module": "memory", "name": f"test_{i}",
                 "points": 1, "status": "failed", "message": "m" * 10**6, "hidden": False} for i in range(300)]

@@ -1,4 +1,4 @@
-"""The trusted side's budgets (`grader.batch.budget`): a submission that makes the trusted worker
+"""The trusted side's budgets (`grader.testing.budget`): a submission that makes the trusted worker
 work past its time budget, or past its memory limit, or whose worker is killed twice, scores what
 it earned so far, flagged ``partial``; the batch goes on and the next submission is graded as usual.
 
@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from grader import KIT_ROOT, sandbox
-from grader.batch.budget import DIED_MESSAGE, MEMORY_MESSAGE
-from grader.batch.layout import Layout
+from grader.testing.budget import DIED_MESSAGE, MEMORY_MESSAGE
+from grader.results.layout import Layout
 from tests.kit.test_grade import _cli, _wait_no_leftovers
 from tests.kit.trusted_costs import MARK
 

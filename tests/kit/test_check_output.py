@@ -13,7 +13,7 @@ import io
 import pytest
 from rich.console import Console
 
-from grader.report import check_lines, render_check
+from grader.testing.check_table import check_lines, render_check
 
 pytestmark = pytest.mark.kit
 

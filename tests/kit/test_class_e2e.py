@@ -7,7 +7,7 @@ The class (the `memory` module only, to stay fast):
   similarity report together with the reference itself;
 * 2 independent correct implementations (`HONEST`: the kit's correct variants, tests/variants/,
   plus hand-written functions) and one near-copy of the first; full marks;
-* 26 mutants (tests/mutants/memory.py's mutated definitions, put with `grader.mutants.apply` into
+* 26 mutants (tests/mutants/memory.py's mutated definitions, put with `grader.authoring.mutants.apply` into
   the independent implementations, never into the reference): each loses points;
 * 2 untouched stubs (0), and 4 hostile submissions from tests/adversarial/cases.py (a conftest
   and sitecustomize that rewrite reports, stubs printing fake "PASSED" lines, `sys.exit` at
@@ -33,10 +33,10 @@ import pytest
 
 from grader import KIT_ROOT
 from grader.cli import main as cli
-from grader.mutants import Mutant, apply, load_mutants, load_variants, mutated_definition
+from grader.authoring.mutants import Mutant, apply, load_mutants, load_variants, mutated_definition
 from grader.reports.classreport import collect
 from grader.reports.similarity import REFERENCE
-from grader.batch.layout import Layout
+from grader.results.layout import Layout
 
 pytestmark = pytest.mark.kit
 

@@ -1,6 +1,6 @@
 """`grader report`: the numbers on the page equal the batch's files, and it renders in a real browser.
 
-The results folder is written with the batch's own writers (`grader.batch.results`), from plugin
+The results folder is written with the batch's own writers (`grader.results.results_json`), from plugin
 records of the shape `grader grade` produces, so the report reads exactly what a real batch
 leaves.  The browser check runs Debian's headless Chromium on the file: it must load with no
 console error, pull nothing from the network, and the screenshot must not be blank.
@@ -18,9 +18,9 @@ from grader import kit_version
 from grader.cli import main as cli
 from grader.reports import classreport
 from grader.reports.classreport import collect, mask_numbers, module_shares, write_report
-from grader.batch.grades import grade_row, grades_csv
-from grader.batch.layout import Layout, write_json
-from grader.batch.results import build_results
+from grader.results.grades import grade_row, grades_csv
+from grader.results.layout import Layout, write_json
+from grader.results.results_json import build_results
 from tests.kit.browser import FIRST_SCREEN, open_page, tops
 
 pytestmark = pytest.mark.kit

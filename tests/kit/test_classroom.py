@@ -37,8 +37,8 @@ from grader import KIT_ROOT
 from grader.cli import main as cli
 from grader.integrations import classroom
 from grader.integrations.github import WORKFLOW
-from grader.batch.layout import Layout, write_json
-from grader.batch.results import build_results
+from grader.results.layout import Layout, write_json
+from grader.results.results_json import build_results
 
 pytestmark = pytest.mark.kit
 
@@ -208,7 +208,7 @@ def test_payload_fits_one_environment_variable_and_defuses_workflow_commands(tmp
 
 
 def test_a_late_penalty_is_one_negative_entry(tmp_path: Path) -> None:
-    from grader.batch import late
+    from grader.course import late
 
     records = [_record(i, "passed", "") for i in range(6)]
     doc = build_results(records, student="tardy", kit_version="0", sandbox={}, submission={})

@@ -23,12 +23,12 @@ import pytest
 import yaml
 
 from grader import KIT_ROOT
-from grader.batch.discover import Discovery, Source, discover
+from grader.intake.discover import Discovery, Source, discover
 from grader.cli import main as grader_main
 from grader.cluster.actions import workflow
 from grader.cluster.shard import Shard, parse_shard, select, set_digest, shard_of
-from grader.batch.layout import Layout, write_json
-from grader.batch.results import build_results
+from grader.results.layout import Layout, write_json
+from grader.results.results_json import build_results
 
 pytestmark = pytest.mark.kit
 

@@ -1,7 +1,7 @@
 """The kit's console when its output is not a terminal (a pipe, a CI log): tables are not wrapped at 80.
 
 rich falls back to 80 columns without a terminal, and `grader check`'s table (eight columns) then
-wraps every header into three lines.  `grader.commands.common.output_console` uses at least
+wraps every header into three lines.  `grader.console.output_console` uses at least
 `PIPED_WIDTH` columns there; ``COLUMNS`` still wins when set.
 """
 
@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from grader import KIT_ROOT
-from grader.commands.common import PIPED_WIDTH
+from grader.console import PIPED_WIDTH
 
 pytestmark = pytest.mark.kit
 

@@ -1,4 +1,4 @@
-"""A course split into assignments (`course.toml`, `grader.course`; README "Your course").
+"""A course split into assignments (`course.toml`, `grader.course.config`; README "Your course").
 
 * every mistake in course.toml is said in one line, with exit status 2 and nothing written;
 * without course.toml the kit is one assignment of every module, in the handout's order;
@@ -25,7 +25,8 @@ import pytest
 
 from grader import KIT_ROOT, MODULES
 from grader.cli import main as cli
-from grader.course import (CourseError, default_assignment, discover_modules, load_course, parse_course, resolve)
+from grader.course.config import CourseError, default_assignment, load_course, parse_course, resolve
+from grader.course.modules import discover_modules
 
 pytestmark = pytest.mark.kit
 
@@ -228,14 +229,14 @@ def test_each_release_of_the_example_holds_only_its_modules(name: str, tmp_path:
     marker = tomllib.loads((out / "course.toml").read_text())
     assert marker["assignment"][0]["modules"] == list(a.modules) and "deadline" not in marker["assignment"][0]
     workflow = (out / ".github" / "workflows" / "autograde.yml").read_text()
-    assert f"grader grade assignment --assignment {name} " in workflow
+    assert f"grader grade submission --assignment {name} " in workflow
     for other in set(MODULES) - set(a.modules):
         assert not (out / "tests" / "public" / f"test_{other}.py").exists()
         assert f"`{other}`:" not in handout
     if not a.gpu_tests:  # each section's points without the GPU ones
         assert "on the GPU" not in "".join(re.findall(r"^## .*$", handout, re.MULTILINE))
     # its own benchmarks only, no kit history, and the instructors' note is seen when the README renders
-    from grader.stubs import handout_benchmarks
+    from grader.course.stubs import handout_benchmarks
 
     assert sorted(p.relative_to(out).as_posix() for p in (out / "bench").glob("*.py")) == handout_benchmarks(handout)
     assert not (out / "CHANGELOG.md").exists()
@@ -285,7 +286,7 @@ def _points_without_gpu(module: str) -> float:
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Three one-module homeworks graded for a class of three: the reference (full marks), the stubs
     (0) and a copy holding a mutant of each module (in between); hw2 with a late submission."""
-    from grader.mutants import apply, load_mutants
+    from grader.authoring.mutants import apply, load_mutants
 
     root = tmp_path_factory.mktemp("course")
     course = root / "course.toml"
@@ -431,7 +432,7 @@ def test_the_gradescope_bundle_of_the_no_gpu_homework_grades_it_alone(tiny: dict
     import subprocess
     import sys
 
-    from grader.batch.results import validate_results
+    from grader.results.results_json import validate_results
 
     root = tmp_path / "autograder"
     with zipfile.ZipFile(tiny["root"] / "hw3.zip") as zf:

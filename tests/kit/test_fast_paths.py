@@ -1,5 +1,5 @@
 """Kit self-tests of the two shortcuts a grading worker takes: fresh processes forked from a
-template (grader/fresh.py) and expected values cached per worker (grader/reference.py).
+template (grader/boundary/fresh.py) and expected values cached per worker (grader/testing/reference.py).
 Each shortcut must change no verdict: a forked fresh process is as fresh as a new interpreter,
 and a cached expected value equals the recomputed one."""
 
@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import KIT_ROOT, fresh
-from grader.reference import reference
-from grader.fresh import serve_fresh
-from grader.target import Implementation
+from grader import KIT_ROOT
+from grader.boundary import fresh
+from grader.testing.reference import reference
+from grader.boundary.fresh import serve_fresh
+from grader.boundary.target import Implementation
 
 COUNTING_MODULE = textwrap.dedent("""
     CALLS = []
@@ -46,12 +47,12 @@ def test_no_template_once_a_submission_is_loaded(tmp_path: Path):
     'fresh' process: start() refuses (this script imports a submission first)."""
     (tmp_path / "memory.py").write_text(COUNTING_MODULE)
     script = textwrap.dedent(f"""
-        from grader import fresh
+        from grader.boundary import fresh
         from pathlib import Path
-        from grader.target import Implementation
+        from grader.boundary.target import Implementation
         Implementation(Path({str(tmp_path)!r})).memory
         assert fresh.start() is None
-        from grader.fresh import serve_fresh
+        from grader.boundary.fresh import serve_fresh
         print(serve_fresh({str(tmp_path)!r}, "memory.bytes_per_parameter", {{"optimizer": "sgd"}}))
     """)
     out = subprocess.run([sys.executable, "-c", script], cwd=KIT_ROOT, capture_output=True, text=True, timeout=120)
@@ -83,12 +84,12 @@ def test_reference_hands_out_copies():
 
 
 def test_precompute_makes_exactly_the_calls_named_and_no_other(tmp_path: Path, monkeypatch):
-    """grader.reference.precompute (what the trusted fork-server does with grader.batch.warm's file):
+    """grader.testing.reference.precompute (what the trusted fork-server does with grader.batch.warm's file):
     the calls an earlier process made, computed again here by the function itself; an entry that
     names another function, or whose key does not parse back to the same plain arguments, is
     skipped; only calls a caller made are recorded again (not what was precomputed); the file the
     batch keeps round-trips through grader.batch.warm."""
-    from grader import reference as ref
+    from grader.testing import reference as ref
     from grader.batch import warm
 
     seen = []
@@ -142,14 +143,14 @@ def test_cached_expected_values_change_no_verdict():
     time from the cache, each cached value recomputed and compared, and each property test's
     examples drawn again and compared with the recorded ones (KIT_CHECK_REFERENCE=1)."""
     files = [f"tests/public/test_{m}.py" for m in ("optimizers", "flops", "checkpointing")] + [
-        "tests/hidden/test_views.py", "tests/hidden/test_memory.py"]  # (their @given tests: grader.replay)
+        "tests/hidden/test_views.py", "tests/hidden/test_memory.py"]  # (their @given tests: grader.testing.replay)
     script = textwrap.dedent(f"""
         import json, sys, pytest
         codes = [pytest.main([*{files!r}, "-q", "-p", "no:cacheprovider", "--target=solutions"]) for _ in range(2)]
         from tests.public import test_optimizers, test_flops, test_checkpointing
         hits = [len(f.cache) for f in (test_optimizers.torch_trajectory, test_flops.expected_flop_count,
                                         test_checkpointing.uninterrupted)]
-        from grader import replay
+        from grader.testing import replay
         hits.append(len(replay._recorded))
         print("RESULT", json.dumps({{"codes": codes, "cached": hits}}))
         sys.exit(max(codes))
@@ -190,7 +191,7 @@ PROPERTY_TEST = textwrap.dedent("""
 
 @pytest.mark.parametrize("check", [False, True])
 def test_property_examples_drawn_once_per_process(tmp_path: Path, check: bool):
-    """grader.replay: once two passing runs of a derandomized, unshrunk @given test drew the same
+    """grader.testing.replay: once two passing runs of a derandomized, unshrunk @given test drew the same
     examples in this process, the next runs call the body with them in the same order (unchanged
     by what the body did to them) and fail at the same example, without drawing.  With
     KIT_CHECK_REFERENCE=1 every run draws, and the drawn examples must equal the recorded ones."""
@@ -211,7 +212,7 @@ def test_property_examples_drawn_once_per_process(tmp_path: Path, check: bool):
         for run in range(4):
             test_prop.RUN[0] = run
             codes.append(int(pytest.main([{str(tmp_path / "test_prop.py")!r}, "-q", "-p", "no:cacheprovider",
-                                          "-p", "grader.pytest_plugin", "-k", "replayed", "--tb=short"])))
+                                          "-p", "grader.testing.pytest_plugin", "-k", "replayed", "--tb=short"])))
         print("RESULT", json.dumps({{"codes": codes, "engines": engines, "seen": test_prop.SEEN}}))
     """)
     env = dict(os.environ, KIT_CHECK_REFERENCE="1" if check else "0")
@@ -236,9 +237,9 @@ def test_property_tests_with_a_shrink_phase_are_never_replayed(tmp_path: Path):
     script = textwrap.dedent(f"""
         import sys, pytest
         sys.path.insert(0, {str(tmp_path)!r})
-        from grader import replay
+        from grader.testing import replay
         codes = [int(pytest.main([{str(tmp_path / "test_prop.py")!r}, "-q", "-p", "no:cacheprovider",
-                                  "-p", "grader.pytest_plugin", "-k", "shrinks"])) for _ in range(2)]
+                                  "-p", "grader.testing.pytest_plugin", "-k", "shrinks"])) for _ in range(2)]
         print("RESULT", codes, sorted(replay._recorded))
     """)
     out = subprocess.run([sys.executable, "-c", script], cwd=KIT_ROOT, capture_output=True, text=True, timeout=300)
@@ -254,9 +255,9 @@ def test_replay_refuses_examples_two_runs_disagree_on(tmp_path: Path, check: boo
     script = textwrap.dedent(f"""
         import sys, pytest
         sys.path.insert(0, {str(tmp_path)!r})
-        from grader import replay
+        from grader.testing import replay
         import test_prop
-        args = [{str(tmp_path / "test_prop.py")!r}, "-q", "-p", "no:cacheprovider", "-p", "grader.pytest_plugin",
+        args = [{str(tmp_path / "test_prop.py")!r}, "-q", "-p", "no:cacheprovider", "-p", "grader.testing.pytest_plugin",
                 "-k", "replayed"]
         codes = [int(pytest.main(args))]
         [examples] = replay._recorded.values()
@@ -275,13 +276,13 @@ def test_replay_refuses_examples_two_runs_disagree_on(tmp_path: Path, check: boo
 
 
 def test_validate_runs_warm_and_cold_give_the_same_records(tmp_path: Path):
-    """grader.forkrun's warm-up (the reference solutions' tests run twice in the server before it
+    """grader.authoring.forkrun's warm-up (the reference solutions' tests run twice in the server before it
     forks, so every mutant run starts with the expected values and examples cached) changes no
     record: the same tests, statuses and messages as runs forked from a cold server, for the
     solutions and for mutants of three modules whose tests cache the most (views' hypothesis
     examples, flops' FlopCounterMode counts, optimizers' torch.optim trajectories)."""
-    from grader.mutants import build_target, load_mutants
-    from grader.validate import grade_targets
+    from grader.authoring.mutants import build_target, load_mutants
+    from grader.authoring.validate import grade_targets
 
     targets: list[tuple[Path, str]] = [(KIT_ROOT / "solutions", "views")]
     for module in ("views", "flops", "optimizers"):

@@ -22,11 +22,11 @@ import pytest
 
 from grader import KIT_ROOT, kit_version
 from grader.cli import main as cli
-from grader.mutants import build_target, load_mutants
+from grader.authoring.mutants import build_target, load_mutants
 from grader.reports.feedback import feedback_path, render, write_feedback, write_pages
-from grader.batch.late import LatePolicy, apply, assess, csv_cells
-from grader.batch.layout import Layout, write_json
-from grader.batch.results import build_results
+from grader.course.late import LatePolicy, apply, assess, csv_cells
+from grader.results.layout import Layout, write_json
+from grader.results.results_json import build_results
 from tests.kit.browser import FIRST_SCREEN, open_page, tops
 
 pytestmark = pytest.mark.kit

@@ -1,4 +1,4 @@
-"""Kit self-test of the GPU lock (`grader.pytest_plugin.gpu_lock`): `gpu` tests of different
+"""Kit self-test of the GPU lock (`grader.testing.pytest_plugin.gpu_lock`): `gpu` tests of different
 processes on one machine never run at the same time (their timings and memory readings assume
 the GPU to themselves).  Runs without a GPU: the lock is an advisory file lock."""
 
@@ -17,7 +17,7 @@ from grader import KIT_ROOT
 def test_gpu_tests_of_different_processes_never_overlap(tmp_path: Path) -> None:
     script = textwrap.dedent("""
         import json, sys, time
-        from grader.pytest_plugin import gpu_lock
+        from grader.testing.pytest_plugin import gpu_lock
         spans = []
         for _ in range(3):
             with gpu_lock():

@@ -39,9 +39,9 @@ from grader import KIT_ROOT, MODULES, sandbox
 from grader.batch.grade import grade
 from grader.batch.options import GradeOptions
 from grader.batch.options import test_files as grade_test_files
-from grader.batch.grades import CSV_FIELDS
-from grader.batch.layout import Layout
-from grader.batch.results import validate_results
+from grader.results.grades import CSV_FIELDS
+from grader.results.layout import Layout
+from grader.results.results_json import validate_results
 from tests.adversarial.batch import BATCH_CASES, STATUS, Refused, relative_paths_batch
 from tests.adversarial.budgets_static import BUDGET_BATCH_CASES
 from tests.adversarial.budgets_worker import WORKER_CASES

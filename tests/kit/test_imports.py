@@ -1,4 +1,5 @@
-"""The grader's modules import one another without a cycle, and the batch pipeline only calls downward.
+"""The grader's modules import one another without a cycle, its top level only calls downward
+(`grader.LAYERS`), and so do the pipeline packages (their own `LAYERS`).
 
 The import graph is read with `ast` from every module under ``grader/`` (nothing is imported).
 An edge ``a -> b`` is an import statement in `a` that names `b`: at module level, inside a
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import pytest
 
 from grader import KIT_ROOT
 
@@ -155,17 +158,85 @@ def test_a_cycle_would_be_found(tmp_path: Path) -> None:
     assert cycles(graph) == [["grader", "grader.a", "grader.sub.b", "grader.c", "grader"]]
 
 
-def test_the_batch_pipeline_only_calls_downward() -> None:
-    """Each module of grader.batch imports only the modules after it in `grader.batch.LAYERS` (the
-    orchestration above the stages, the stages in pipeline order, the shared pieces at the bottom),
-    and the list names every module of the package."""
-    from grader.batch import LAYERS
+#: At most this many modules directly under grader/ (the rest live in packages named by their concerns).
+MAX_TOP_LEVEL_MODULES = 8
+#: The longest module and function a reader should meet (lines, docstrings included).
+MAX_MODULE_LINES = 420
+MAX_FUNCTION_LINES = 80
+
+
+def _unit(module: str) -> str:
+    """The top-level unit of `module`: its package or module directly under grader/ ("" for grader itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_the_top_level_only_imports_downward() -> None:
+    """Each package (or module) directly under grader/ imports only those after it in `grader.LAYERS`,
+    and `LAYERS` names every one of them once.  Anything may import `grader` itself (MODULES, KIT_ROOT),
+    which imports only `grader.course.modules`, which imports no other grader module."""
+    from grader import LAYERS
 
     graph = import_graph()
-    package = "grader.batch."
-    here = sorted(m.removeprefix(package) for m in graph if m.startswith(package))
-    assert sorted(LAYERS) == here, "grader.batch.LAYERS must name every module of the package once"
-    upward = [f"{package}{m} imports {package}{other}"
-              for i, m in enumerate(LAYERS) for target in sorted(graph[package + m]) if target.startswith(package)
-              for other in [target.removeprefix(package)] if LAYERS.index(other) <= i]
-    assert not upward, "grader.batch imports against its LAYERS:\n  " + "\n  ".join(upward)
+    units = sorted({_unit(m) for m in graph} - {""})
+    assert sorted(LAYERS) == units, "grader.LAYERS must name every package and module directly under grader/ once"
+    upward = [f"{m} imports {target}" for m in sorted(graph) if _unit(m) for target in sorted(graph[m])
+              if _unit(target) and _unit(target) != _unit(m) and LAYERS.index(_unit(target)) < LAYERS.index(_unit(m))]
+    assert not upward, "grader/ imports against grader.LAYERS:\n  " + "\n  ".join(upward)
+    assert graph[PACKAGE] == {"grader.course.modules"} and graph["grader.course.modules"] == set(), (
+        "grader/__init__.py imports only grader.course.modules, which imports no other grader module")
+
+
+def test_the_top_level_is_a_handful_of_packages() -> None:
+    """At most `MAX_TOP_LEVEL_MODULES` modules directly under grader/; every package says in its
+    docstring what it owns and what it may import."""
+    top = sorted(p.stem for p in (KIT_ROOT / PACKAGE).glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, f"{len(top)} modules directly under grader/: {top}"
+    for init in sorted((KIT_ROOT / PACKAGE).glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert len(doc.split()) >= 20, f"{init.relative_to(KIT_ROOT)}: say what the package owns"
+        assert "May import:" in doc, f"{init.relative_to(KIT_ROOT)}: say what the package may import (\"May import: ...\")"
+
+
+def test_modules_and_functions_stay_readable() -> None:
+    """No module under grader/ past `MAX_MODULE_LINES` lines, no function past `MAX_FUNCTION_LINES`."""
+    long = []
+    for path in sorted((KIT_ROOT / PACKAGE).rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        rel = path.relative_to(KIT_ROOT)
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            long.append(f"{rel}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{rel}:{node.lineno} {node.name}: {lines} lines")
+    assert not long, "split these by concern:\n  " + "\n  ".join(long)
+
+
+def test_the_architecture_page_names_every_package() -> None:
+    """docs/ARCHITECTURE.md's table of the grader's packages names each entry of `grader.LAYERS`."""
+    from grader import LAYERS
+
+    text = (KIT_ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("## The grader's packages", 1)[1].split("\n## ", 1)[0]
+    missing = [name for name in LAYERS if f"`{name}`" not in section]
+    assert not missing, f"docs/ARCHITECTURE.md, The grader's packages, does not name: {missing}"
+
+
+@pytest.mark.parametrize("package", ["grader.batch", "grader.intake", "grader.results"])
+def test_a_pipeline_package_only_calls_downward(package: str) -> None:
+    """Each module of a pipeline package imports only the modules after it in the package's `LAYERS`
+    (the orchestration above the stages, the stages in pipeline order, the shared pieces at the
+    bottom), and the list names every module of the package."""
+    import importlib
+
+    layers = importlib.import_module(package).LAYERS
+    graph = import_graph()
+    prefix = package + "."
+    here = sorted(m.removeprefix(prefix) for m in graph if m.startswith(prefix))
+    assert sorted(layers) == here, f"{package}.LAYERS must name every module of the package once"
+    upward = [f"{prefix}{m} imports {prefix}{other}"
+              for i, m in enumerate(layers) for target in sorted(graph[prefix + m]) if target.startswith(prefix)
+              for other in [target.removeprefix(prefix)] if layers.index(other) <= i]
+    assert not upward, f"{package} imports against its LAYERS:\n  " + "\n  ".join(upward)

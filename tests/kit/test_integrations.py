@@ -21,9 +21,9 @@ from grader.cluster.actions import workflow as class_workflow
 from grader.integrations.github import WORKFLOW
 from grader.integrations import gradescope
 from grader.integrations.gradebook import write_gradebook
-from grader.batch.merge import MergeError, merge_runs, write_merged
-from grader.batch.layout import Layout, write_json
-from grader.batch.results import build_results, validate_results
+from grader.results.merge import MergeError, merge_runs, write_merged
+from grader.results.layout import Layout, write_json
+from grader.results.results_json import build_results, validate_results
 
 SHA = {"alice": "a" * 64, "bob": "b" * 64}
 
@@ -202,7 +202,7 @@ def test_student_workflow_is_a_cpu_preview_on_github_hosted_runners():
         assert "needs" not in job
     assert "self-hosted" not in WORKFLOW and "--device cuda" not in WORKFLOW
     runs = "\n".join(s.get("run", "") for s in jobs["grade"]["steps"])
-    assert "grader grade assignment --out results-cpu --device cpu" in runs
+    assert "grader grade submission --out results-cpu --device cpu" in runs
     assert 'grader merge results-cpu --out results --markdown "$GITHUB_STEP_SUMMARY"' in runs
     assert "preview" in runs and "preview" in WORKFLOW.split("name:")[0].lower()  # the job summary and the file say so
     assert not _course_runner_jobs(doc)
@@ -330,7 +330,7 @@ def test_gradebook_without_nbgrader_is_one_line_and_exit_2(runs, tmp_path):
 # -- Gradescope: how the GPU tests are graded where there is no GPU ----------------------------
 
 def _gpu_pending_run(folder: Path, late: dict | None = None) -> tuple[dict, dict]:
-    from grader.batch import late as late_policy
+    from grader.course import late as late_policy
 
     _write_run(folder, "alice", _records("pending"))
     doc = json.loads(Layout(folder).results("alice").read_text())

@@ -1,4 +1,4 @@
-"""The late policy (`grader.batch.late`, `late_batch`, `gittime`): the rules, the inputs, results.json,
+"""The late policy (`grader.course.late`, `late_batch`, `gittime`): the rules, the inputs, results.json,
 grades.csv, merge, the gradebook, the report, and one real `grader grade` batch.
 
 Policy under test (docs/INSTRUCTORS.md, "Late policy"): every started day (or hour) after deadline + grace
@@ -25,15 +25,15 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from grader import KIT_ROOT
-from grader.batch.discover import Source
+from grader.intake.discover import Source
 from grader.cli import main as cli
-from grader.batch.gittime import GitTimeError, commit_time
-from grader.batch.late import (LateInputError, LatePolicy, apply, assess, csv_cells, parse_duration, parse_rate,
+from grader.intake.gittime import GitTimeError, commit_time
+from grader.course.late import (LateInputError, LatePolicy, apply, assess, csv_cells, parse_duration, parse_rate,
                                parse_time, policy_from_args, read_extensions, read_times)
-from grader.batch.late_batch import apply_policy
-from grader.batch.grades import CSV_FIELDS
-from grader.batch.layout import Layout, write_json
-from grader.batch.results import build_results, validate_results
+from grader.results.late_batch import apply_policy
+from grader.results.grades import CSV_FIELDS
+from grader.results.layout import Layout, write_json
+from grader.results.results_json import build_results, validate_results
 
 pytestmark = pytest.mark.kit
 
@@ -333,7 +333,7 @@ def test_apply_policy_notes_missing_times_and_removes_stale_penalties(tmp_path):
 
 
 def test_merge_applies_the_late_percentage_to_the_merged_raw_score(tmp_path):
-    from grader.batch.merge import merge_runs, write_merged
+    from grader.results.merge import merge_runs, write_merged
 
     cpu, gpu = Layout(tmp_path / "cpu"), Layout(tmp_path / "gpu")
     doc = apply(_doc(_records("pending")), assess(_policy(), "alice", DEADLINE + timedelta(days=2), "times.csv"))
@@ -436,7 +436,7 @@ def test_adversarial_late_git_submissions(tmp_path):
     driver, CRLF committed as such, a folder named like pathspec magic) get their honest twin's
     penalty, from git; no filter runs; and a submission whose time truly is unknown is listed,
     last, with why."""
-    from grader.batch.discover import student_id
+    from grader.intake.discover import student_id
     from tests.adversarial import late as cases
 
     os.chmod(tmp_path, 0o755)

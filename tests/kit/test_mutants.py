@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from grader import KIT_ROOT, MODULES
-from grader.mutants import Mutant, apply, fingerprint, load_mutants, mutated_definition, refresh_fingerprints, stale
-from grader.static import find_definition
+from grader.authoring.mutants import Mutant, apply, fingerprint, load_mutants, mutated_definition, refresh_fingerprints, stale
+from grader.rules.static import find_definition
 
 pytestmark = pytest.mark.kit
 
@@ -111,7 +111,7 @@ def test_a_whole_copy_knows_the_reference_it_was_written_against(tmp_path: Path)
     root = _kit_copy(tmp_path)
     solutions = root / "solutions"
     mutants_file = root / "tests" / "mutants" / "memory.py"
-    mutants_file.write_text('from grader.mutants import mutant\n\n\n'
+    mutants_file.write_text('from grader.authoring.mutants import mutant\n\n\n'
                             '@mutant(replaces="f", why="adds one only (x · 1)")\n'
                             'def f_once(x):\n    return x + 1\n')
     was = fingerprint("memory", "f", solutions)
@@ -139,13 +139,13 @@ def test_validate_reads_a_snapshot_of_the_kit(monkeypatch: pytest.MonkeyPatch) -
     copy it made at its start, and the mutants it grades were read from there."""
     from rich.console import Console
 
-    import grader.validate as v
+    import grader.authoring.validate as v
 
     seen: list[Path] = []
 
     def fake_suite(target, files, cwd=None):
         seen.extend([Path(target), Path(cwd), *map(Path, files)])
-        from grader.runner import SuiteRun
+        from grader.testing.suite_process import SuiteRun
 
         return SuiteRun(records=[{"id": "tests/public/test_memory.py::t", "status": "passed", "message": ""}])
 
@@ -167,7 +167,7 @@ def test_validate_reads_a_snapshot_of_the_kit(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_the_snapshots_pytest_imports_the_snapshots_grader(tmp_path: Path) -> None:
-    from grader.snapshot import snapshot_kit
+    from grader.authoring.snapshot import snapshot_kit
 
     copy = snapshot_kit(tmp_path / "kit")
     assert (copy / "tests" / "mutants" / "memory.py").read_text() == \

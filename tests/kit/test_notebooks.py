@@ -1,4 +1,4 @@
-"""The notebook edition (grader/notebooks/, grader/batch/notebook.py; docs/NOTEBOOKS.md).
+"""The notebook edition (grader/notebooks/, grader/intake/notebook.py; docs/NOTEBOOKS.md).
 
 * every module's notebook is cut from its stub, line for line, and `grader release --check` builds
   and validates all of them;
@@ -24,13 +24,13 @@ from pathlib import Path
 import pytest
 
 from grader import KIT_ROOT, MODULES
-from grader.batch.discover import Source
-from grader.batch.stage import stage
+from grader.intake.discover import Source
+from grader.intake.stage import stage
 from grader.notebooks.build import SETUP, build_all, check_notebooks, colab_url
 from grader.notebooks.cells import cut, join, load_layout
 from grader.notebooks.convert import MAX_NOTEBOOK_BYTES
-from grader.notebooks.kernel import GPU_PENDING, answers_from_history, gpu_lines
-from grader.stubs import generate_assignment
+from grader.commands.notebook_check import GPU_PENDING, answers_from_history, gpu_lines
+from grader.course.stubs import generate_assignment
 
 pytestmark = pytest.mark.kit
 
@@ -113,7 +113,7 @@ def test_cells_carry_nbgrader_metadata_and_colab_setup() -> None:
 
 
 def test_colab_setting_in_course_toml_is_checked(tmp_path: Path) -> None:
-    from grader.course import CourseError, parse_course
+    from grader.course.config import CourseError, parse_course
 
     raw = {"course": {"name": "c", "colab_repository": "org/repo", "colab_branch": "main"},
            "assignment": [{"name": "hw1", "modules": ["memory"]}]}
@@ -337,7 +337,7 @@ def _class(root: Path) -> dict[str, str]:
 
 
 def test_a_class_of_notebooks_grades_like_the_same_work_as_files(tmp_path: Path) -> None:
-    from grader.batch.layout import Layout
+    from grader.results.layout import Layout
     from grader.cli import main as cli
 
     pairs = _class(tmp_path)
@@ -373,7 +373,7 @@ def test_a_class_of_notebooks_grades_like_the_same_work_as_files(tmp_path: Path)
 
 
 def test_the_docs_state_the_notebook_budget_the_code_has() -> None:
-    from grader.batch.notebook import MAX_DEPTH, MAX_NOTEBOOKS
+    from grader.intake.notebook import MAX_DEPTH, MAX_NOTEBOOKS
     from grader.notebooks.convert import MAX_CELLS, MAX_ID_CHARS, PARSE_MEMORY, PARSE_SECONDS
 
     said = {
@@ -481,7 +481,7 @@ def test_a_notebook_named_for_another_module_is_graded_for_its_own(tmp_path: Pat
 
 
 def test_a_folder_of_per_student_notebooks_is_a_folder_of_submissions(tmp_path: Path) -> None:
-    from grader.batch.discover import discover
+    from grader.intake.discover import discover
 
     flat = tmp_path / "flat"
     write(with_answers(_memory_nb(), reference("memory")), flat / "alice_memory.ipynb")
@@ -504,7 +504,7 @@ def test_a_folder_of_per_student_notebooks_is_a_folder_of_submissions(tmp_path: 
 def test_a_class_folder_with_a_stray_notebook_is_refused_not_merged(tmp_path: Path, stray: str) -> None:
     """A class folder (alice/, bob/) with a notebook at its top or a student folder named notebooks/:
     ambiguous, refused before anything is written (exit 2); never one submission of the whole class."""
-    from grader.batch.discover import discover
+    from grader.intake.discover import discover
     from grader.cli import main as cli
 
     cls = tmp_path / "class"
@@ -527,7 +527,7 @@ def test_a_submissions_notebooks_share_one_byte_and_time_budget(tmp_path: Path, 
     """Ten notebooks just under the cap of one are not ten times the work: all of a submission's
     notebooks together are read up to the cap of one, before any is parsed, within one parse deadline."""
     import grader.notebooks.convert as convert
-    from grader.batch.notebook import MAX_NOTEBOOKS
+    from grader.intake.notebook import MAX_NOTEBOOKS
 
     assert MAX_NOTEBOOKS == len(MODULES)
     seen: list[tuple[int, float]] = []

@@ -9,7 +9,7 @@ also `resource`, `fcntl` and `os.O_NOFOLLOW`, as on Windows.  `grader check` the
 suite in-process exactly as on a student's machine:
 
 * macOS-like: every test passes on the solutions (the memory bound is measured in a fresh
-  interpreter, `grader.peak`), and a get_batch that copies the file is still caught;
+  interpreter, `grader.boundary.peak`), and a get_batch that copies the file is still caught;
 * Windows-like: the memory bound is the one test checked only when graded;
 * on the stubs, every test is not attempted (or pending: the GPU tests, and that one on Windows).
 """
@@ -92,7 +92,7 @@ def test_public_suite_is_not_attempted_on_the_stubs_without_proc_and_fork(no_pos
 def test_a_get_batch_that_copies_the_file_is_caught_without_proc(tmp_path: Path) -> None:
     """The fresh interpreter's measurement is a real one: the mutant that copies the whole memmap
     (5 GiB, as int64 20 GiB) is stopped at 1 GiB of growth and fails the memory test, as on Linux."""
-    from grader.mutants import build_target, load_mutants
+    from grader.authoring.mutants import build_target, load_mutants
 
     mutant = next(m for m in load_mutants(("data",)) if m.name == "get_batch_copies_everything")
     target = build_target(mutant, tmp_path / "mutant")
@@ -102,8 +102,8 @@ def test_a_get_batch_that_copies_the_file_is_caught_without_proc(tmp_path: Path)
 
 
 def test_nothing_forks_off_linux(monkeypatch: pytest.MonkeyPatch) -> None:
-    """On macOS (fork present, unsafe with torch) the trusted child of `grader.contained` runs here."""
-    from grader.contained import contained
+    """On macOS (fork present, unsafe with torch) the trusted child of `grader.testing.contained` runs here."""
+    from grader.testing.contained import contained
 
     monkeypatch.setattr(sys, "platform", "darwin")
     got = contained(os.getpid)
@@ -113,7 +113,7 @@ def test_nothing_forks_off_linux(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_output_that_cannot_encode_the_marks_gets_question_marks(tmp_path: Path) -> None:
     """Windows with the output piped (CI, Git Bash, `> file`) writes cp1252, which has no "✗": the
     failure lines come out with "?" instead of a UnicodeEncodeError."""
-    from grader.mutants import build_target, load_mutants
+    from grader.authoring.mutants import build_target, load_mutants
 
     target = build_target(load_mutants(("memory",))[0], tmp_path / "mutant")
     proc = subprocess.run([sys.executable, "-m", "grader.cli", "check", str(target), "--module", "memory"],

@@ -25,9 +25,10 @@ import jsonschema
 import pytest
 
 from grader import KIT_ROOT
-from grader.course import Assignment, default_assignment, parse_course, discover_modules
+from grader.course.config import Assignment, default_assignment, parse_course
+from grader.course.modules import discover_modules
 from grader.integrations.prairielearn import build_fragment, module_points
-from grader.mutants import apply, load_mutants
+from grader.authoring.mutants import apply, load_mutants
 from tests.adversarial import batch as adversarial_batch
 from tests.adversarial import cases as adversarial
 

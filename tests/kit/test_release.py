@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from grader import KIT_ROOT, MODULES
-from grader.release import audit_release, build_release
-from grader.stubs import MarkerError, check_assignment, check_markers, make_stub
+from grader.authoring.release import audit_release, build_release
+from grader.course.stubs import MarkerError, check_assignment, check_markers, make_stub
 
 
 def test_assignment_is_in_sync_with_solutions():

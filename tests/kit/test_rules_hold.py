@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.validate import grade_targets
+from grader.authoring.validate import grade_targets
 from tests.adversarial.budgets_static import STATIC_CASES
 from tests.adversarial.rules import CASES, build, do_nothing, twin
 

@@ -5,8 +5,8 @@ alias analysis ends within its budget, and the views rules have a runtime layer 
   no attribute node: a breach in any file that can run, and its keyword names count as attributes
   for every rule's names (`static.forbidden_uses`, the gradients rule).  The alias analysis binds a
   keyword capture to the subject's attribute, never to the subject.
-* torch's compilers of source text, C++ and graphs (`grader.breaches.CODE_LOADERS`) are loaders, a
-  breach in any file that can run, spelled out or reached through an alias (`grader.aliases`).
+* torch's compilers of source text, C++ and graphs (`grader.rules.breaches.CODE_LOADERS`) are loaders, a
+  breach in any file that can run, spelled out or reached through an alias (`grader.rules.monkeypatch`).
 * A string a library evaluates as code (a string annotation: beartype and typing evaluate it; a
   jaxtyping shape, whose symbolic axes are evaluated) must be inert: a type expression or arithmetic
   on axis names; what it names is in the rule's scope.
@@ -15,7 +15,7 @@ alias analysis ends within its budget, and the views rules have a runtime layer 
   `grad(...)` breaks the gradients rule.
 * The alias analysis has an explicit budget: the red team's program (64 chained globals fed to
   thousands of calls) is "too complex for the checks to follow"; honest code stays far under it.
-* `grader.tripwire.watch_ops` records the aten ops a call dispatched: every name of the views rules
+* `grader.rules.tripwire.watch_ops` records the aten ops a call dispatched: every name of the views rules
   dispatches one of the ops the runtime layer forbids (`TRANSPOSE_OPS`, `VIEW_OPS`), however it is
   reached (TorchScript included), and the reference solutions dispatch none.
 """
@@ -32,9 +32,11 @@ import pytest
 import torch
 
 import grader
-from grader import aliases, static, tripwire
-from grader.breaches import _breach, global_breaches
-from grader.sources import SourceSet
+from grader.rules import monkeypatch
+from grader.rules import static
+from grader.rules import tripwire
+from grader.rules.breaches import _breach, global_breaches
+from grader.rules.sources import SourceSet
 from tests.adversarial.rules import _alias_bomb
 from tests.public import test_views
 from tests.public.test_gradients import autograd_uses
@@ -51,7 +53,7 @@ def _global(code: str) -> list[str]:
 
 def _aliases(code: str) -> list[str]:
     trees = {"memory": ast.parse(textwrap.dedent(code))}
-    return [b for found in aliases.monkeypatches(trees, set(trees)).values() for b in found]
+    return [b for found in monkeypatch.monkeypatches(trees, set(trees)).values() for b in found]
 
 
 def _submission(tmp_path: Path, module: str, tail: str) -> SourceSet:
@@ -274,9 +276,9 @@ def test_a_star_import_of_autograd_breaks_the_gradients_rule(tmp_path: Path) -> 
 def _steps(trees: dict[str, ast.Module]) -> tuple[int, int]:
     """(steps the analysis took without a budget, the budget it has)."""
     nodes = sum(1 for t in trees.values() for _ in ast.walk(t))
-    analysis = aliases._Analysis(trees, frozenset(trees), 10**12)
+    analysis = monkeypatch._Analysis(trees, frozenset(trees), 10**12)
     analysis.run()
-    return 10**12 - analysis.steps_left, aliases.budget(nodes)
+    return 10**12 - analysis.steps_left, monkeypatch.budget(nodes)
 
 
 def test_honest_code_stays_far_under_the_budget() -> None:
@@ -289,7 +291,7 @@ def test_honest_code_stays_far_under_the_budget() -> None:
 def test_the_red_teams_program_is_too_complex_to_follow() -> None:
     program = {p.stem: ast.parse(p.read_bytes()) for p in SOLUTIONS.glob("*.py")}
     program["memory"] = ast.parse((SOLUTIONS / "memory.py").read_text() + "\n\n" + _alias_bomb())
-    found = aliases.monkeypatches(program, set(program))
+    found = monkeypatch.monkeypatches(program, set(program))
     assert list(found) == [next(iter(program))], found  # one breach, on the program's first file
     (breach,) = next(iter(found.values()))
     assert breach.startswith("too complex for the checks to follow") and "program of memory.py" in breach, breach
@@ -365,3 +367,4 @@ def test_the_op_record_sees_what_a_reading_cannot() -> None:
     impl = SimpleNamespace(views=SimpleNamespace(can_view=can_view, transpose_view=transpose_view))
     assert set(probes.can_view_ops(impl, test_views._watched_cases(transpose=False)[1])) & test_views.VIEW_OPS
     assert set(probes.transpose_view_ops(impl, test_views._watched_cases(transpose=True)[1])) & test_views.TRANSPOSE_OPS
+

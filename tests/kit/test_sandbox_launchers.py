@@ -287,7 +287,7 @@ def test_one_sandbox_cannot_reach_another_ones_scratch(launcher: str, workdir: P
         first.close()
         second.close()
     if launcher == RLIMITS:  # (no Landlock: another uid's command line is world-readable, as on any machine)
-        assert "grader.worker" in seen.pop(f"/proc/{worker}/cmdline")
+        assert "grader.sandbox.worker" in seen.pop(f"/proc/{worker}/cmdline")
     assert set(seen.values()) == {13}, seen  # EACCES: every path (the uid, and Landlock's rules)
     assert not os.path.exists(parent)  # removed with the sandbox
 
@@ -441,7 +441,7 @@ def test_a_process_that_double_forks_away_does_not_outlive_its_sandbox(launcher:
     if launcher == LANDLOCK:
         assert "ok" in reply and reply["ok"][:2] == (1, 5), reply  # the kill was refused
         daemon = reply["ok"][2]
-        assert not os.path.exists(f"/proc/{daemon}") or "grader.worker" not in _cmdline(daemon)
+        assert not os.path.exists(f"/proc/{daemon}") or "grader.sandbox.worker" not in _cmdline(daemon)
     else:  # (the supervisor died, the worker with it: the uid is what ends the rest)
         assert sandbox.processes_of_uid(backend.uid) == []
 
@@ -611,7 +611,7 @@ def test_landlock_without_scopes_needs_root(monkeypatch: pytest.MonkeyPatch) -> 
     """Landlock below ABI 6 cannot keep a sandbox's signals and abstract sockets to itself: without
     root (no uid per submission) `auto` and ``--sandbox landlock`` refuse it and say why, and so
     does `grader doctor`; as root it is accepted; ABI 6 and later always."""
-    from grader.doctor import diagnose
+    from grader.sandbox.doctor import diagnose
     from grader.sandbox import landlock
 
     monkeypatch.setattr(launchers, "bwrap_available", lambda user_namespace=None: (False, " (emulated: none)"))
@@ -637,7 +637,7 @@ def test_doctor_says_what_the_graders_uid_leaves(monkeypatch: pytest.MonkeyPatch
     """Landlock without root runs the sandbox under the grader's uid, and is accepted: `grader doctor`
     says what Landlock and the seccomp filter keep to the sandbox and what remains (`SHARED_UID`);
     as root (a uid per submission) it does not."""
-    from grader.doctor import diagnose
+    from grader.sandbox.doctor import diagnose
     from grader.sandbox import landlock, uids
 
     monkeypatch.setattr(launchers, "bwrap_available", lambda user_namespace=None: (False, " (emulated: none)"))
@@ -657,7 +657,7 @@ def test_landlock_refuses_where_the_kit_folder_would_show(monkeypatch: pytest.Mo
     `--sandbox landlock` and `auto` refuse and say why, and `grader doctor` says it (issue 30)."""
     import sys
 
-    from grader.doctor import diagnose
+    from grader.sandbox.doctor import diagnose
     from grader.sandbox import bundle
 
     _landlock_or_fail()

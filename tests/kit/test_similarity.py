@@ -179,7 +179,7 @@ def test_a_copy_reached_through_a_computed_lookup_is_compared_and_flagged(tmp_pa
 def test_each_submission_is_read_under_a_budget_a_spent_one_is_flagged(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Staging and reading run in a child under CPU-time, address-space and wall-clock limits
-    (grader.contained): a submission whose reading spins, or grows without end, is flagged with the
+    (grader.testing.contained): a submission whose reading spins, or grows without end, is flagged with the
     budget it spent, and the report is written for everyone else."""
     import grader.reports.similarity as similarity
 

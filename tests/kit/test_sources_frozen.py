@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.sources import SourceSet
-from grader.student import Student
+from grader.rules.sources import SourceSet
+from grader.testing.student import Student
 
 
 class _NoBackend:

@@ -1,4 +1,4 @@
-"""The trusted process reads student sources within a budget (`grader.sources`, `grader.scope`).
+"""The trusted process reads student sources within a budget (`grader.rules.sources`, `grader.rules.scope`).
 
 * Only the files a rule needs are parsed: a helper nothing imports never is, one a graded module
   imports is (its global breaches count), whatever reaches it.
@@ -19,14 +19,14 @@ from pathlib import Path
 import pytest
 
 import grader
-from grader import static
-from grader.breaches import EVALUATED
-from grader.backends import read_module_source
-from grader.batch.discover import Source
-from grader.batch.stage import stage
-from grader.batch.unpack import RejectedSubmission
-from grader.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES, SourceSet, Unparsable
-from grader.student import ProbeError, Student
+from grader.rules import static
+from grader.rules.breaches import EVALUATED
+from grader.boundary.backends import read_module_source
+from grader.intake.discover import Source
+from grader.intake.stage import stage
+from grader.intake.unpack import RejectedSubmission
+from grader.rules.sources import MAX_FILE_BYTES, MAX_TOTAL_BYTES, SourceSet, Unparsable
+from grader.testing.student import ProbeError, Student
 from tests.adversarial.budgets_static import many_defs
 
 pytestmark = pytest.mark.kit
@@ -146,7 +146,7 @@ def test_building_a_scope_is_linear_in_the_defs_it_reaches() -> None:
 
 
 def test_following_aliases_is_linear_in_the_code_read() -> None:
-    """The monkeypatch analysis (`grader.aliases`) evaluates a statement again only when a value it
+    """The monkeypatch analysis (`grader.rules.monkeypatch`) evaluates a statement again only when a value it
     read grows: chains of aliases and of functions returning one another, written so that each
     is read before it is bound (the worst order for a worklist), cost lines in proportion."""
     def views(n: int) -> dict[str, str]:

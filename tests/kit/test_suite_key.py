@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from grader import KIT_ROOT
-from grader.batch.discover import Source, fingerprint
+from grader.intake.discover import Source, fingerprint
 from grader.batch.grade import GradeOptions, already_graded
-from grader.batch.layout import Layout
+from grader.results.layout import Layout
 from grader.batch.suite import suite_digest, suite_settings, verdict_files, why_regraded
 from grader.cli import main as grader_main
 
@@ -58,7 +58,7 @@ def test_the_digest_follows_the_bytes_of_tests_probes_and_grader(tmp_path: Path)
     names = {p.relative_to(root).as_posix() for p in verdict_files(root)}
     assert {"tests/hidden/test_memory.py", "tests/probes/memory.py", "grader/batch/trusted.py"} <= names
     assert not any(n.startswith(("tests/kit/", "tests/mutants/", "tests/adversarial/")) for n in names)
-    for rel in ("tests/hidden/test_memory.py", "tests/probes/memory.py", "grader/expect.py"):
+    for rel in ("tests/hidden/test_memory.py", "tests/probes/memory.py", "grader/testing/expect.py"):
         path = root / rel
         original = path.read_bytes()
         path.write_bytes(original + b"\n# a TA's change\n")

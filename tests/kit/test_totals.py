@@ -1,4 +1,4 @@
-"""Every total the docs state follows from the tests (issue 26): `grader.totals`, `grader.totals_docs`.
+"""Every total the docs state follows from the tests (issue 26): `grader.testing.totals`, `grader.authoring.totals_docs`.
 
 * the points read from the test files' source equal what pytest collects (points, GPU, hidden) for
   every module, and the mutants and variants counted in their files are the ones registered;
@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from grader import KIT_ROOT, MODULES
-from grader.totals import ModuleTotals, module_totals, parse_points, points_phrase, totals, without_gpu_phrase
-from grader.totals_docs import stale_docs
+from grader.testing.totals import ModuleTotals, module_totals, parse_points, points_phrase, totals, without_gpu_phrase
+from grader.authoring.totals_docs import plain, render, stale_docs, unmarked
 
 pytestmark = pytest.mark.kit
 
@@ -43,7 +43,7 @@ sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *sys.arg
 
 
 def test_the_points_read_from_the_source_are_the_ones_pytest_collects(tmp_path: Path) -> None:
-    from grader.runner import test_files
+    from grader.testing.suite_process import test_files
 
     out = tmp_path / "collected.json"
     proc = subprocess.run([sys.executable, "-c", COLLECT, str(out), *test_files(MODULES)], cwd=KIT_ROOT,
@@ -67,7 +67,7 @@ def test_the_points_read_from_the_source_are_the_ones_pytest_collects(tmp_path: 
 
 
 def test_the_mutants_and_variants_counted_are_the_ones_registered() -> None:
-    from grader.mutants import load_mutants, load_variants
+    from grader.authoring.mutants import load_mutants, load_variants
 
     mutants, variants = load_mutants(), load_variants()
     for module in MODULES:
@@ -79,7 +79,7 @@ def test_the_mutants_and_variants_counted_are_the_ones_registered() -> None:
 def test_the_docs_state_the_totals_of_the_tests() -> None:
     assert stale_docs() == []
     t = totals(MODULES)
-    readme = (KIT_ROOT / "README.md").read_text(encoding="utf-8")
+    readme = plain((KIT_ROOT / "README.md").read_text(encoding="utf-8"))
     assert f"{t.points} points: {t.public} public, {t.hidden} hidden, {t.gpu} of them on the GPU" in readme
 
 
@@ -102,7 +102,7 @@ def _copy(tmp_path: Path) -> Path:
 
 
 def test_a_new_hidden_test_and_mutant_change_every_total_they_touch(tmp_path: Path) -> None:
-    from grader.totals_docs import write_docs
+    from grader.authoring.totals_docs import write_docs
 
     root = _copy(tmp_path)
     assert stale_docs(root) == []
@@ -118,7 +118,7 @@ def test_a_new_hidden_test_and_mutant_change_every_total_they_touch(tmp_path: Pa
     assert all(line.endswith("run `grader stubs`") for line in stale)
     assert sorted(write_docs(root)) == ["README.md", "docs/CONTRIBUTING.md", "handout.md"]
     assert stale_docs(root) == []
-    readme = (root / "README.md").read_text()
+    readme = plain((root / "README.md").read_text())
     points = before.points + 2
     assert f"{points} points: {before.public} public, {before.hidden + 2} hidden," in readme
     assert f"{before.gpu} of the {points} points are GPU tests" in readme
@@ -130,3 +130,54 @@ def test_a_new_hidden_test_and_mutant_change_every_total_they_touch(tmp_path: Pa
     memory_row = next(line for line in (root / "docs" / "CONTRIBUTING.md").read_text().splitlines()
                       if line.startswith("| memory |"))
     assert memory_row.endswith(f"| {before['memory'].mutants + 1} | {before['memory'].variants} |")
+
+
+def test_only_marked_places_are_rewritten_and_stale_unmarked_numbers_are_named() -> None:
+    """A value between markers follows the code; a measurement outside them is never rewritten, and an
+    unmarked "N modules" that is no longer true, or any unmarked "default N", is named instead."""
+    n = len(MODULES)
+    text = ("We have <!--kit:modules-->two<!--/kit--> modules and <!--kit:points-->1<!--/kit--> points.\n"
+            "Validate took 5 minutes for all 99 modules. <!--measured-->\n"
+            "Grading 99 modules is easy.\n"
+            "trials (the default <!--kit:default:flops.time_matmul.trials-->3<!--/kit-->), budget default 60.\n")
+    out = render(text, "docs/X.md")
+    from grader.testing.totals import count_word
+    assert out.splitlines()[0] == (f"We have <!--kit:modules-->{count_word(n, 'two')}<!--/kit--> modules and "
+                                   f"<!--kit:points-->{totals(MODULES).points}<!--/kit--> points.")
+    assert out.splitlines()[1:3] == text.splitlines()[1:3]  # never rewritten
+    assert "the default <!--kit:default:flops.time_matmul.trials-->10<!--/kit-->" in out  # solutions/flops.py: trials=10
+    problems = unmarked(out, "docs/X.md", MODULES)
+    assert [p.split(":")[1] for p in problems] == ["3", "4"], problems
+    assert "'99 modules'" in problems[0] and "'default 60'" in problems[1]
+
+
+def test_a_changed_default_changes_the_handout(tmp_path: Path) -> None:
+    """The handout's "the default 10" is time_matmul's default: change it in solutions/ and the check names
+    handout.md, `grader stubs`' writer rewrites it; an unknown marker is named, not guessed."""
+    from grader.authoring.totals_docs import write_docs
+
+    root = _copy(tmp_path)
+    flops = root / "solutions" / "flops.py"
+    flops.write_text(flops.read_text().replace("trials: int = 10)", "trials: int = 7)", 1))
+    assert [line.split(":")[0] for line in stale_docs(root)] == ["handout.md"]
+    assert write_docs(root) == ["handout.md"] and stale_docs(root) == []
+    assert "the default 7)" in plain((root / "handout.md").read_text())
+    (root / "docs" / "CONTRIBUTING.md").write_text("x <!--kit:default:flops.no_such.trials-->1<!--/kit-->\n")
+    assert stale_docs(root) == ["default:flops.no_such.trials: solutions/flops.py has no function 'no_such'"]
+
+
+def test_the_mutant_floor_scales_with_the_functions_to_write(tmp_path: Path) -> None:
+    """3 mutants per answer region, within 6..15, unless the module states its own floor with a reason."""
+    from grader.testing.totals import TotalsError, min_mutants
+
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "tests" / "mutants").mkdir(parents=True)
+    region = "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n"
+    for name, regions in (("one", 1), ("four", 4), ("ten", 10)):
+        (tmp_path / "solutions" / f"{name}.py").write_text(region * regions)
+    assert [min_mutants(m, tmp_path) for m in ("one", "four", "ten")] == [6, 12, 15]
+    (tmp_path / "tests" / "mutants" / "four.py").write_text('MIN_MUTANTS = 4\nMIN_MUTANTS_REASON = "small"\n')
+    assert min_mutants("four", tmp_path) == 4
+    (tmp_path / "tests" / "mutants" / "one.py").write_text("MIN_MUTANTS = 2\n")
+    with pytest.raises(TotalsError, match="MIN_MUTANTS_REASON"):
+        min_mutants("one", tmp_path)

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from grader import KIT_ROOT
-from grader.batch.discover import student_id
+from grader.intake.discover import student_id
 from grader.untrusted import LIMIT, printable, shown, shown_markup, spreadsheet_cell
 
 pytestmark = pytest.mark.kit

@@ -2,7 +2,7 @@
 nothing for over 30 minutes on a busy 2-core machine.
 
 On a terminal a rich bar (done / total, caught so far, elapsed); in a log one plain line every 10%;
-the runs report as each one ends (`grader.validate.grade_targets(done=...)`), not all at the end.
+the runs report as each one ends (`grader.authoring.validate.grade_targets(done=...)`), not all at the end.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from grader import KIT_ROOT
-from grader.progress import PhaseProgress, elapsed
-from grader.validate import grade_targets
+from grader.authoring.progress import PhaseProgress, elapsed
+from grader.authoring.validate import grade_targets
 
 pytestmark = pytest.mark.kit
 

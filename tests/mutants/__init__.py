@@ -1,4 +1,4 @@
-"""The kit's mutants (`grader.mutants`): one file per module, edits of the reference where an edit can say it."""
+"""The kit's mutants (`grader.authoring.mutants`): one file per module, edits of the reference where an edit can say it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def reference_default(qualname: str, parameter: str) -> Any:
     tests/mutants/<module>.py, for a mutant that uses the reference's value without copying it (an edit
     that hard-codes the default, say).  Read from the solutions/ beside the caller's tests/ folder: the
     snapshot's, when `grader validate` loads the file from its copy of the kit."""
-    from grader.static import find_definition
+    from grader.rules.static import find_definition
 
     caller = Path(sys._getframe(1).f_globals["__file__"]).resolve()
     source = (caller.parents[2] / "solutions" / caller.name).read_text(encoding="utf-8")

@@ -1,6 +1,6 @@
 """Mutants of solutions/checkpointing.py: each is one bug a student plausibly writes."""
 
-from grader.mutants import edit
+from grader.authoring.mutants import edit
 
 
 edit("load_without_rng", within="load_checkpoint",

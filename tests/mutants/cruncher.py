@@ -1,6 +1,6 @@
 """Mutants of solutions/cruncher.py: each is one bug a student plausibly writes."""
 
-from grader.mutants import edit, mutant
+from grader.authoring.mutants import edit, mutant
 from tests.mutants import reference_default
 
 OPTIMIZER = reference_default("cruncher_memory_bytes", "optimizer")  # its default optimizer

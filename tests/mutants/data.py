@@ -5,7 +5,7 @@ The bodies may use the solution module's imports (os, random, np, torch).
 
 import numpy as np
 
-from grader.mutants import edit, mutant
+from grader.authoring.mutants import edit, mutant
 
 
 edit("write_tokens_npy", within="write_tokens",

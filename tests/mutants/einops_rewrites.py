@@ -5,7 +5,7 @@ from einops import einsum, rearrange, reduce
 from jaxtyping import Float, jaxtyped
 from torch import Tensor
 
-from grader.mutants import edit, mutant
+from grader.authoring.mutants import edit, mutant
 
 
 edit("split_heads_inner", within="split_heads",

@@ -4,7 +4,7 @@ import time
 
 import torch
 
-from grader.mutants import edit, mutant
+from grader.authoring.mutants import edit, mutant
 from tests.mutants import reference_default
 
 aten = torch.ops.aten

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.mutants import edit, mutant
+from grader.authoring.mutants import edit, mutant
 
 
 edit("fp8_quantize_one_max", within="fp8_quantize",

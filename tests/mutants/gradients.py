@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.mutants import edit, mutant
+from grader.authoring.mutants import edit, mutant
 
 
 edit("linear_regression_grad_double", within="linear_regression_grad",

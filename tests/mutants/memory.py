@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.mutants import edit, mutant
+from grader.authoring.mutants import edit, mutant
 
 
 edit("storage_bytes_of_view", within="storage_bytes",

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.mutants import edit, mutant
+from grader.authoring.mutants import edit, mutant
 
 
 edit("step_without_autocast", within="mixed_precision_step",

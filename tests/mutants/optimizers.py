@@ -7,7 +7,7 @@ runs is printed by ``python bench/optimizers_tolerances.py``.
 
 import torch
 
-from grader.mutants import edit, mutant
+from grader.authoring.mutants import edit, mutant
 
 
 edit("adamw_no_bias_correction", within="AdamW.step",

@@ -5,7 +5,7 @@ import os
 import torch
 import torch.nn.functional as F
 
-from grader.mutants import edit, mutant
+from grader.authoring.mutants import edit, mutant
 
 
 edit("train_no_zero_grad", within="train",

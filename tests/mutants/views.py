@@ -2,7 +2,7 @@
 
 import math
 
-from grader.mutants import edit, mutant
+from grader.authoring.mutants import edit, mutant
 
 
 edit("element_offset_no_offset", within="element_offset",

@@ -29,7 +29,7 @@ import einops
 import torch
 from torch import nn
 
-from grader.reference import reference
+from grader.testing.reference import reference
 
 
 def _gen(seed: int) -> torch.Generator:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from grader.static import DYNAMIC_ESCAPES, dotted_name, run_cache
+from grader.rules.static import DYNAMIC_ESCAPES, dotted_name, run_cache
 
 #: What may be imported from ``torch.optim``: the base class, and the module that defines it.
 ALLOWED = frozenset({"Optimizer", "optimizer"})

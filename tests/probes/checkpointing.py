@@ -29,7 +29,7 @@ OTHER_SEED = 7919
 
 def _plain(value: Any) -> Any:
     """`value` if it can cross the probe boundary, else a short description of what it was."""
-    from grader.protocol import BoundaryError, check_data
+    from grader.boundary.messages import BoundaryError, check_data
 
     try:
         check_data(value)
@@ -113,7 +113,7 @@ def load_then_crash(impl, path, result_path, marker, seed):
     """(Runs in a fresh process.)  Load the checkpoint at `path` into a freshly initialised model
     whose generators hold other states, and write the training state it leaves to `result_path`;
     then save again to `path` with torch.save dying halfway."""
-    from grader.protocol import encode
+    from grader.boundary.messages import encode
 
     _skip_dynamo_import()
     torch.set_num_threads(1)  # as in the run it is compared with (and few threads in a sandbox)
@@ -144,8 +144,8 @@ def resume_in_fresh_process(impl, seed, total, k):
     outcome, "after_crash": what the student's load_checkpoint makes of the file left at the
     path}.
     """
-    from grader.protocol import decode
-    from grader.fresh import serve_fresh
+    from grader.boundary.messages import decode
+    from grader.boundary.fresh import serve_fresh
 
     scratch = tempfile.mkdtemp()
     try:

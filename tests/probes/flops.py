@@ -62,7 +62,7 @@ def count_matmul_flops_cases(impl, cases):
     called fn and how many dispatch modes its call left on the stack (``{"flops": ..., "reached":
     [...], "calls": n, "modes_left": k}``; "FlopCounterMode" when it entered torch's counter).  Modes
     left behind are popped after they are counted, so that the next case starts clean."""
-    from grader import tripwire
+    from grader.rules import tripwire
 
     out = []
     for case in cases:

@@ -2,7 +2,7 @@
 
 Inputs are built from seeds by `_inputs` (the tests build the same tensors and ask autograd,
 on torch's own ops, for the expected gradients); the probes return only the student's results
-and, for the by-hand gradients, the names of the autograd entry points (`grader.tripwire`) the
+and, for the by-hand gradients, the names of the autograd entry points (`grader.rules.tripwire`) the
 student's call reached: observations, never verdicts.
 """
 
@@ -12,7 +12,7 @@ import contextlib
 
 import torch
 
-from grader import tripwire
+from grader.rules import tripwire
 from tests.probes._tensors import dtype_of
 
 

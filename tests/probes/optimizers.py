@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from grader import tripwire
+from grader.rules import tripwire
 from tests.probes._optimizers_setup import make_parameters, run, state_census, train_a_little
 
 CLASSES = ("SGD", "AdaGrad", "RMSProp", "Adam", "AdamW")

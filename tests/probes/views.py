@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from grader import tripwire
+from grader.rules import tripwire
 from tests.probes._tensors import build, derive
 
 
@@ -54,7 +54,7 @@ def can_view(impl, cases):
 
 
 def can_view_ops(impl, cases):
-    """The aten ops dispatched while can_view ran on each case (`grader.tripwire.watch_ops`; the
+    """The aten ops dispatched while can_view ran on each case (`grader.rules.tripwire.watch_ops`; the
     inputs are built before): an observation for the rule's runtime layer, the answers dropped."""
     inputs = [(build(spec), tuple(shape)) for spec, shape in cases]
     with tripwire.watch_ops() as ops:

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 import torch
 
-from grader import static
-from grader.contained import contained
-from grader.expect import assert_equal, assert_tensor, assert_type
-from grader.protocol import ErrorData
-from grader.student import NotAttempted, ProbeError, safe_repr
-from grader.reference import reference
+from grader.rules import static
+from grader.testing.contained import contained
+from grader.testing.expect import assert_equal, assert_tensor, assert_type
+from grader.boundary.messages import ErrorData
+from grader.testing.student import NotAttempted, ProbeError, safe_repr
+from grader.testing.reference import reference
 from tests.probes._checkpointing_train import uninterrupted as _uninterrupted
 
 # the uninterrupted run depends on its constants only: computed once per grading worker
@@ -233,14 +233,14 @@ def _check_interrupted_in_process(student, *, seed: int, steps: int, via: str, i
 # the sandbox could patch torch.load to say anything), but the file steers its work: records
 # deflated 1000:1, or lists shared to describe 10**7 items in 2 KB.  So the zip directory is
 # screened first (bounded work, nothing inflated), then the load and one walk run in a throwaway
-# child (grader.contained: RLIMIT_AS, a time limit, the result back in the wire format), which
+# child (grader.testing.contained: RLIMIT_AS, a time limit, the result back in the wire format), which
 # sends back only the tensors that could be a parameter or a moment.
 
 #: Address space the child may add for loading (a checkpoint of the kit's model needs a few KB and
 #: loads in a tenth of a second), and its time: what the trusted worker may wait for, per submission.
 LOAD_MEMORY, LOAD_SECONDS = 512 << 20, 20.0
 #: Objects the walk of the loaded checkpoint visits (each once): a pickle needs a byte or more per
-#: object it makes, so no file that crosses the probe boundary (grader.protocol.MAX_REPLY_BYTES)
+#: object it makes, so no file that crosses the probe boundary (grader.boundary.messages.MAX_REPLY_BYTES)
 #: reaches this; it stops a walk all the same if one ever did.
 MAX_OBJECTS = 1 << 24
 #: Tensors of a parameter's shape and dtype sent back (the kit's checkpoint holds 12).

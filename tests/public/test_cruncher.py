@@ -10,8 +10,8 @@ import math
 import pytest
 import torch
 
-from grader.expect import assert_cases, assert_equal, assert_tensor, assert_type
-from grader.reference import reference
+from grader.testing.expect import assert_cases, assert_equal, assert_tensor, assert_type
+from grader.testing.reference import reference
 
 # Std of a standard normal truncated to [-3, 3]: sqrt(1 - 2·3·φ(3) / (2Φ(3) - 1)) ≈ 0.98659.
 TRUNC3_STD = math.sqrt(1 - 6 * math.exp(-4.5) / math.sqrt(2 * math.pi) / math.erf(3 / math.sqrt(2)))

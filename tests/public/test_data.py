@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from grader import figures
-from grader.expect import assert_equal, assert_tensor
-from grader.student import NotAttempted, ProbeError
+from grader.testing import figures
+from grader.testing.expect import assert_equal, assert_tensor
+from grader.testing.student import NotAttempted, ProbeError
 
 # -- token files ---------------------------------------------------------------------------------
 
@@ -238,7 +238,7 @@ def test_get_batch_too_short(student):
 # load_tokens and batched 10 times (batch 4, context 64) by the probe, in the process that runs the
 # code under test; the grader measures that process's peak memory growth during the call from the
 # outside (student.measure: the sandbox's cgroup peak or /proc of the sandbox process; in-process,
-# VmHWM or grader.peak).  It must stay under MEMORY_BOUND_BYTES = 64 MiB.  A correct get_batch touches 40 windows of
+# VmHWM or grader.boundary.peak).  It must stay under MEMORY_BOUND_BYTES = 64 MiB.  A correct get_batch touches 40 windows of
 # 130 bytes; with the kernel's read-around and fault-around each costs at most ~64 KiB of mapped file
 # pages, about 2.5 MiB in all (measured: 2.5 MiB), plus first-call allocations of numpy and torch (a
 # few MiB; the probe warms them up before the file exists).  Reading or copying the file needs 5 GiB

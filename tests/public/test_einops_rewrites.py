@@ -11,8 +11,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from grader import static
-from grader.expect import assert_tensor
+from grader.rules import static
+from grader.testing.expect import assert_tensor
 from tests.probes.einops_rewrites import WRONG_INPUTS, _inputs
 
 FUNCTIONS = ("pairwise_scores", "row_sums", "split_heads", "merge_heads", "per_head_linear", "avg_pool",

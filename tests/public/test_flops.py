@@ -11,9 +11,10 @@ import statistics
 import pytest
 import torch
 
-from grader import figures, static
-from grader.expect import assert_cases, assert_close, assert_equal, assert_type
-from grader.reference import reference
+from grader.testing import figures
+from grader.rules import static
+from grader.testing.expect import assert_cases, assert_close, assert_equal, assert_type
+from grader.testing.reference import reference
 from tests.probes._flops_models import (describe_case, torch_chain_flops, torch_flop_count,
                                         torch_matmul_flops)
 from tests.probes._gpu import mfu_floor, tensor_core_dtype
@@ -130,7 +131,7 @@ def attach_counts(cases: list[dict], replies: list, want: list[int]) -> None:
 
 
 # FlopCounterMode on the kit's own model for a case: it depends on the case only (computed once
-# per grading worker, grader/reference.py)
+# per grading worker, grader/testing/reference.py)
 expected_flop_count = reference(torch_flop_count)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.expect import assert_equal, assert_tensor, assert_type
+from grader.testing.expect import assert_equal, assert_tensor, assert_type
 
 FORMATS = ("float8_e4m3fn", "float8_e5m2")
 #: the format fp8_quantize and fp8_error_bound use when none is given (their docstrings' default); a case's

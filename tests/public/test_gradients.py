@@ -13,8 +13,8 @@ import ast
 import pytest
 import torch
 
-from grader import static
-from grader.expect import assert_tensor, assert_type
+from grader.rules import static
+from grader.testing.expect import assert_tensor, assert_type
 from tests.probes.gradients import _inputs, _matmul_upstreams, _regression_shapes
 
 # Attribute names (x.backward, torch.autograd, w.grad, torch.func, ...) and bare names that mean
@@ -29,7 +29,7 @@ AUTOGRAD_MODULES = ("torch.autograd.grad", "torch.autograd.backward", "torch.aut
 # `@torch.autograd.function.once_differentiable`), however torch.autograd was imported.
 ALLOWED_DOTTED = ("torch.autograd.Function", "autograd.Function")
 ALLOWED_PREFIXES = ("torch.autograd.function.", "autograd.function.")
-# Tripwires (grader.tripwire) that mean autograd computed the gradient.
+# Tripwires (grader.rules.tripwire) that mean autograd computed the gradient.
 AUTOGRAD_WIRES = ("torch.autograd.", "torch.func")
 
 
@@ -249,7 +249,7 @@ def inplace_want(m: int, n: int, p: int, seed: int) -> list[torch.Tensor]:
 def check_inplace(student, m: int, n: int, p: int, seed: int) -> None:
     """An input changed in place between forward and backward: autograd must refuse (save_for_backward's
     version counter) or the gradients must still be those at forward time, never silently others."""
-    from grader.protocol import ErrorData
+    from grader.boundary.messages import ErrorData
 
     for modify in ("a", "b"):
         got = student.outcome("gradients.matmul_inplace_after_forward", m=m, n=n, p=p, seed=seed, modify=modify)

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from grader.expect import assert_cases, assert_close, assert_equal, assert_type
+from grader.testing.expect import assert_cases, assert_close, assert_equal, assert_type
 from tests.probes._tensors import build, dtype_of
 
 SPECS = [

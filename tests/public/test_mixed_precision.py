@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import torch
 
-from grader.expect import assert_close, assert_equal, assert_tensor, assert_type
-from grader.reference import reference
+from grader.testing.expect import assert_close, assert_equal, assert_tensor, assert_type
+from grader.testing.reference import reference
 from tests.probes._mixed_precision_setup import (LOSSES, before_step, build, inputs, make_optimizer, observe, setup,
                                                  setup_mixed)
 

@@ -43,9 +43,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import figures
-from grader.expect import assert_equal, assert_type
-from grader.reference import reference
+from grader.testing import figures
+from grader.testing.expect import assert_equal, assert_type
+from grader.testing.reference import reference
 from tests.probes._optimizers_rules import torch_optim_uses_in
 from tests.probes._optimizers_setup import make_parameters, names, run, state_census, train_a_little
 
@@ -153,7 +153,7 @@ def check_rules(student, name: str, reached: list[str]) -> None:
 def torch_trajectory(name: str, kwargs: dict, groups: list[dict], seed: int, steps: int, snapshots: list[int],
                      round_trip_at: int | None, device: str, options: dict | None) -> torch.Tensor:
     """torch.optim's run of one scenario: it depends on these constants only, so a grading worker
-    computes it once for the whole class (grader/reference.py)."""
+    computes it once for the whole class (grader/testing/reference.py)."""
     torch_cls = getattr(torch.optim, TORCH_NAME[name])
     torch_kwargs = {k: (tuple(v) if k == "betas" else v) for k, v in kwargs.items()}
     return run(lambda g: torch_cls(g, **torch_kwargs), groups, seed, steps, snapshots, round_trip_at, device, options)

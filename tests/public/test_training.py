@@ -19,8 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from grader.expect import assert_close, assert_equal, assert_tensor, assert_type
-from grader.reference import reference as cached
+from grader.testing.expect import assert_close, assert_equal, assert_tensor, assert_type
+from grader.testing.reference import reference as cached
 
 # The student's loop runs the very model and torch.optim optimizer of the reference loop, in
 # float32: another (correct) spelling of the loss, e.g. ((out - y) ** 2).mean(), or of the

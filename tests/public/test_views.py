@@ -7,8 +7,8 @@ import random
 import pytest
 import torch
 
-from grader import static
-from grader.expect import assert_cases, assert_equal, assert_type
+from grader.rules import static
+from grader.testing.expect import assert_cases, assert_equal, assert_type
 from tests.generators import check_view_of, describe_spec, describe_view_case, strided_spec, torch_can_view_all, view_cases
 from tests.probes._tensors import build, derive
 

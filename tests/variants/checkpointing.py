@@ -7,7 +7,7 @@ import tempfile
 import numpy as np
 import torch
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 
 @variant(replaces="save_checkpoint", why="NamedTemporaryFile(delete=False) + Path.replace; numpy key stored as an int32 view")

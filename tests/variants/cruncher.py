@@ -5,7 +5,7 @@ import math
 import torch
 from torch import nn
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 
 @variant(replaces="Linear.__init__", why="standard truncated normal on [-3, 3], then scaled by σ")

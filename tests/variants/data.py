@@ -7,7 +7,7 @@ import tempfile
 import numpy as np
 import torch
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 
 @variant(replaces="write_tokens", why="checks via int64 copy and writes bytes through open().write")

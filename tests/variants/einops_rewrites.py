@@ -6,7 +6,7 @@ from einops import einsum, rearrange, reduce, repeat
 from jaxtyping import Float, jaxtyped
 from torch import Tensor
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 
 @variant(replaces="pairwise_scores", why="broadcast product then einops.reduce over h")

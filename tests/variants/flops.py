@@ -4,7 +4,7 @@ import time
 
 import torch
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 aten = torch.ops.aten
 

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 
 @variant(replaces="fp8_quantize", why="handles the zero and empty cases with early returns, clamps with minimum/maximum")

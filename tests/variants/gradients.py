@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 
 @variant(replaces="linear_regression_grad", why="flattens to a batch of rows and uses X.T @ r")

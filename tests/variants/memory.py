@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 
 @variant(replaces="get_memory_usage", why="math.prod over the shape times dtype.itemsize")

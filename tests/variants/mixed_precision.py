@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 @variant(replaces="mixed_precision_step", why="model.zero_grad(), torch.amp.autocast positional args, float(loss)")
 def mp_variant_model_zero_grad(model, optimizer, loss_fn, x, y, dtype=torch.bfloat16):

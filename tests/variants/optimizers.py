@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 
 @variant(replaces="SGD.step", why="momentum buffer starts at zeros, then b = mu*b + g on every step (b = g on the first)")

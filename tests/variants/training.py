@@ -5,7 +5,7 @@ import os
 import torch
 import torch.nn.functional as F
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 
 @variant(replaces="train", why="zero_grad() with torch's default (set_to_none=True), loss via detach().item(), "

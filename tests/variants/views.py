@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from grader.mutants import variant
+from grader.authoring.mutants import variant
 
 
 @variant(replaces="same_storage", why="same storage start address and same storage size")
