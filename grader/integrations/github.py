@@ -1,7 +1,8 @@
 """The GitHub Actions workflow that ships in the student release: a preview, not the grade.
 
-On every push it grades the student's own `assignment/` with the public tests, on GitHub's
-own runners (``ubuntu-latest``), CPU only: the GPU tests stay pending; and it runs `grader check`
+On every push it grades the student's own work with the public tests -- the module files in
+`assignment/` and the notebooks in `notebooks/`, as one submission (a notebook counts where its
+module file is still the stub: `grader.intake.notebook`) -- on GitHub's own runners (``ubuntu-latest``), CPU only: the GPU tests stay pending; and it runs `grader check`
 on macOS and Windows (``macos-latest``, ``windows-latest``: most students' machines), which
 report no score and show that the public tests run there.  It writes the score to
 the job summary and reports it to GitHub Classroom's grade column with Classroom's own
@@ -12,7 +13,7 @@ The student controls that repository, this workflow included, so the score it re
 preview for the student, never the grade of record: a one-line edit of the workflow reports
 full marks for a stub.  The grade of record is the course staff's run on the students'
 repositories, pulled as data (`grader actions`, `grader slurm`, or `grader grade` + `grader
-merge` by hand; README: "GPU tests").  For the same reason nothing here runs on a course
+merge` by hand; docs/INSTRUCTORS.md: "GPU tests").  For the same reason nothing here runs on a course
 machine: no self-hosted runner, no job waiting for one (the student's code, build backend
 included, runs only on the GitHub-hosted VM of the student's own job).
 
@@ -88,8 +89,14 @@ jobs:
     timeout-minutes: 30
     steps:
 __SETUP_WITH_SANDBOX__
+      - name: Your work as one submission (assignment/*.py and the notebooks in notebooks/)
+        # a notebook is graded where its module file is still the stub; an edited module file wins
+        run: |
+          mkdir -p submission
+          cp -r assignment submission/
+          if [ -d notebooks ]; then cp -r notebooks submission/; fi
       - name: Grade (CPU; the GPU tests stay pending)
-        run: grader grade assignment --out results-cpu --device cpu --no-progress
+        run: grader grade submission --out results-cpu --device cpu --no-progress
       - name: Score summary and feedback page
         # no GPU run in this workflow (none named): merge only writes the summary table and the feedback page
         run: |

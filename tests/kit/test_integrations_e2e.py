@@ -14,11 +14,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from grader import KIT_ROOT
 from grader.integrations.gradescope import build_bundle
-from grader.release import build_release
-from grader.batch.results import validate_results
+from grader.authoring.release import build_release
+from grader.results.results_json import validate_results
 
 
 @pytest.mark.parametrize("gpu_tests", ["staff", "none"])
@@ -52,19 +53,37 @@ def test_gradescope_bundle_grades_in_a_local_autograder_layout(tmp_path, gpu_tes
 
 
 def test_student_workflow_commands_run_in_a_release(tmp_path):
+    """The per-push workflow's own steps, run in a release where the student did one module as a file
+    (views) and one in its notebook (memory): both are graded, as one submission."""
+    import nbformat
+
+    from grader.notebooks.cells import cut
+
     release = build_release(tmp_path / "release")
     workflow = (release / ".github" / "workflows" / "autograde.yml").read_text()
-    assert "grader grade assignment --out results-cpu --device cpu" in workflow  # what runs below
+    steps = {s.get("name"): s.get("run", "") for s in yaml.safe_load(workflow)["jobs"]["grade"]["steps"]}
+    assemble = steps["Your work as one submission (assignment/*.py and the notebooks in notebooks/)"]
+    assert steps["Grade (CPU; the GPU tests stay pending)"] == \
+        "grader grade submission --out results-cpu --device cpu --no-progress"  # what runs below
     assert "grader merge results-cpu --out results" in workflow and "self-hosted" not in workflow
     assert "preview" in (release / "README.md").read_text()  # the student README says what that score is
     shutil.copy2(KIT_ROOT / "solutions" / "views.py", release / "assignment" / "views.py")  # one module done
+    answers = {c.grade_id: c.source for c in cut((KIT_ROOT / "solutions" / "memory.py").read_text(), "memory")
+               if c.kind == "answer"}
+    nb = nbformat.read(str(release / "notebooks" / "memory.ipynb"), as_version=4)  # one done in its notebook
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and meta.get("grade_id") in answers:
+            cell.source = answers[meta["grade_id"]]
+    nbformat.write(nb, str(release / "notebooks" / "memory.ipynb"))
     env = {**os.environ, "PYTHONPATH": str(release)}
+    assert subprocess.run(["bash", "-euo", "pipefail", "-c", assemble], cwd=release, timeout=60).returncode == 0
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "grader.cli", *args], cwd=release, env=env, capture_output=True,
                               text=True, timeout=900)
 
-    cpu = run("grade", "assignment", "--out", "results-cpu", "--device", "cpu", "--no-progress")
+    cpu = run("grade", "submission", "--out", "results-cpu", "--device", "cpu", "--no-progress")
     assert cpu.returncode == 0, cpu.stdout[-3000:] + cpu.stderr[-3000:]
     summary = tmp_path / "summary.md"
     merged = run("merge", "results-cpu", "--out", "results", "--markdown", str(summary),
@@ -72,10 +91,12 @@ def test_student_workflow_commands_run_in_a_release(tmp_path):
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert "still pending" in merged.stdout  # no GPU run here: GPU tests stay pending, never scored
     row = list(csv.DictReader((release / "results" / "grades.csv").open()))[0]
-    doc = json.loads((release / "results" / "students" / "assignment" / "results.json").read_text())
-    views_points = doc["extra_data"]["modules"]["views"]["possible"]
-    assert float(row["views"]) == views_points > 0 and float(row["score"]) == views_points
-    assert float(row["pending"]) > 0 and "| assignment |" in summary.read_text()
+    doc = json.loads((release / "results" / "students" / "submission" / "results.json").read_text())
+    modules = doc["extra_data"]["modules"]
+    assert float(row["views"]) == modules["views"]["possible"] > 0  # the module file
+    assert modules["memory"]["earned"] == modules["memory"]["possible"] > 0, modules["memory"]  # the notebook
+    assert modules["memory"]["pending"] > 0  # (its GPU test: pending, not in the maximum yet)
+    assert float(row["score"]) == doc["score"] and float(row["pending"]) > 0 and "| submission |" in summary.read_text()
     assert not any(t["extra_data"]["hidden"] for t in doc["tests"])  # the release has no hidden tests
     output = tmp_path / "github_output"  # the workflow's Classroom step, in the release
     assert run("classroom-payload", "results", "--github-output", str(output)).returncode == 0
