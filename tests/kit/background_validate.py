@@ -29,21 +29,26 @@ from typing import Any
 from grader import KIT_ROOT, MODULES
 
 _started: dict[str, Any] = {}
+#: The module `start` runs (its `main(argv)` writes the result to argv[0]); tests.kit.background_matrix
+#: reuses this file's machinery with its own.
+MODULE = "tests.kit.background_validate"
 
 
 def modules() -> tuple[str, ...]:
     return tuple(m for m in MODULES if (KIT_ROOT / "solutions" / f"{m}.py").exists())
 
 
-def start() -> None:
+def start(module: str = MODULE, started: dict[str, Any] | None = None) -> None:
     """Start the run (once per pytest process), its result and log in a folder of its own.  The run
     is detached (a session of its own, not a descendant of this process): the self-tests that check
     that nothing they started outlives them look at this process's descendants."""
+    _started = started if started is not None else globals()["_started"]
     if _started:
         return
-    folder = Path(tempfile.mkdtemp(prefix="kit-background-validate-"))
-    out, log = folder / "validate.json", folder / "validate.log"
-    launcher = subprocess.run([sys.executable, "-m", "tests.kit.background_validate", "--detach", str(out), str(log)],
+    name = module.rpartition(".")[2]
+    folder = Path(tempfile.mkdtemp(prefix=f"kit-{name.replace('_', '-')}-"))
+    out, log = folder / "result.json", folder / "run.log"
+    launcher = subprocess.run([sys.executable, "-m", module, "--detach", str(out), str(log)],
                               cwd=KIT_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     pid = int(launcher.stdout.strip() or 0)
     if launcher.returncode != 0 or pid <= 0:
@@ -52,15 +57,16 @@ def start() -> None:
     _started.update(pid=pid, pidfd=os.pidfd_open(pid), out=out, log=log, folder=folder, t0=time.monotonic())
 
 
-def result(timeout: float = 4 * 3600) -> dict[str, Any] | None:
+def result(timeout: float = 4 * 3600, started: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The background run's result (waits for it); None when none was started."""
     import select
 
+    _started = started if started is not None else globals()["_started"]
     if not _started:
         return None
     left = max(1.0, timeout - (time.monotonic() - _started["t0"]))
     if not select.select([_started["pidfd"]], [], [], left)[0]:
-        stop()
+        stop(_started)
     out: Path = _started["out"]
     if out.exists():
         return json.loads(out.read_text())
@@ -68,11 +74,12 @@ def result(timeout: float = 4 * 3600) -> dict[str, Any] | None:
     return {"ok": False, "counts": {}, "text": f"the background validate ended without a result:\n{tail}"}
 
 
-def stop() -> None:
+def stop(started: dict[str, Any] | None = None) -> None:
     """Kill the run and everything it started, if it still runs (a pytest run that ended without
     waiting for it), and remove its folder."""
     import select
 
+    _started = started if started is not None else globals()["_started"]
     if "pidfd" in _started:
         if not select.select([_started["pidfd"]], [], [], 0)[0]:
             try:
@@ -84,7 +91,7 @@ def stop() -> None:
         shutil.rmtree(_started["folder"], ignore_errors=True)
 
 
-def detach(out: str, log: str) -> int:
+def detach(out: str, log: str, module: str = MODULE) -> int:
     """In the launcher: start the run as a grandchild in a session of its own, print its pid, exit
     (the run is then nobody's descendant but init's, or the nearest subreaper's)."""
     pid = os.fork()
@@ -95,7 +102,7 @@ def detach(out: str, log: str) -> int:
         os.dup2(null, 0)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
-        os.execv(sys.executable, [sys.executable, "-m", "tests.kit.background_validate", out])
+        os.execv(sys.executable, [sys.executable, "-m", module, out])
     print(pid, flush=True)
     return 0
 
@@ -103,7 +110,7 @@ def detach(out: str, log: str) -> int:
 def main(argv: list[str]) -> int:
     from rich.console import Console
 
-    from grader.validate import validate
+    from grader.authoring.validate import validate
 
     console = Console(record=True, width=200, file=io.StringIO())
     found = validate(modules(), jobs=2, console=console)

@@ -1,13 +1,15 @@
-"""Kit self-tests: the whole `grader validate` starts in the background at collection when the run
-selects `test_validate_all_modules` (tests/kit/background_validate.py says why)."""
+"""Kit self-tests: the whole `grader validate` and the launcher matrix start in the background at
+collection when the run selects `test_validate_all_modules` / `test_launcher_matrix`
+(tests/kit/background_validate.py and background_matrix.py say why)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.kit import background_validate
+from tests.kit import background_matrix, background_validate
 
 VALIDATE_ALL = "tests/kit/test_validate.py::test_validate_all_modules"
+MATRIX = "tests/kit/test_sandbox.py::test_launcher_matrix"
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -15,10 +17,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     if any(item.nodeid == VALIDATE_ALL for item in session.items):
         background_validate.start()
+    if any(item.nodeid == MATRIX for item in session.items):
+        background_matrix.start()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     background_validate.stop()
+    background_matrix.stop()
 
 
 # The kit's tests run from a venv inside the repository: the landlock launcher would refuse there (a
