@@ -368,3 +368,15 @@ def test_the_op_record_sees_what_a_reading_cannot() -> None:
     assert set(probes.can_view_ops(impl, test_views._watched_cases(transpose=False)[1])) & test_views.VIEW_OPS
     assert set(probes.transpose_view_ops(impl, test_views._watched_cases(transpose=True)[1])) & test_views.TRANSPOSE_OPS
 
+
+def test_an_import_of_re_is_plain_computation() -> None:
+    """`re` is in ALLOWED_IMPORTS: a module-level ``import re`` (``re.split`` to cut a GPU's name into
+    words) is no breach of count_matmul_flops's rule; ``importlib`` still is, and so is ``re.compile``
+    (the docstring forbids `compile` by name)."""
+    def breaches(code: str) -> list[str]:
+        tree = ast.parse(textwrap.dedent(code))
+        return [b for n in ast.walk(tree) if (b := _breach(n, "flops.py", frozenset({"flops"})))]
+
+    assert breaches("import re\nwords = re.split(r'[ -]', 'NVIDIA A100-SXM4-40GB')\n") == []
+    assert breaches("from re import split\n") == []
+    assert breaches("import importlib\n") and breaches("import re\np = re.compile('x')\n")
