@@ -838,7 +838,7 @@ def _decoded(text: str) -> list[str]:
 #: The container entry (landlock as root where namespaces cannot be made): auto's choice and what a
 #: missing namespace could change -- the network, namespaces, host paths, cgroups, writes; the other
 #: cases are landlock as root, which the "landlock as root" entry runs in full.
-CONTAINER_NAMES = ("honest_full", "honest_stub", "writes_outside", "network", "raw_network", "dgram_host",
+CONTAINER_NAMES = ("honest_full", "honest_stub", "twin_raises", "writes_outside", "network", "raw_network", "dgram_host",
                    "unshare_escape", "host_paths", "cgroup_names")
 
 
