@@ -80,8 +80,10 @@ def handout_for(text: str, a: Assignment, course: str) -> str:
 
 def readme_for(text: str, a: Assignment, course: str) -> str:
     """The student README for the assignment: titled with it, its modules counted and named."""
-    title, _, rest = text.partition("\n")
+    from grader.authoring.totals_docs import plain
     from grader.testing.totals import counted
+
+    title, _, rest = plain(text).partition("\n")
 
     rest = _COUNT.sub(f"({counted(len(a.modules), 'module')} in this assignment: {', '.join(a.modules)})", rest, count=1)
     return f"# {a.label}" + (f" ({course})" if course else "") + f"\n\n{about(a, course)}\n" + rest

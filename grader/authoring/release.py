@@ -71,6 +71,10 @@ def build_release(out: Path, assignment: Any = None, course: str = "") -> Path:
         src = KIT_ROOT / rel
         if src.exists():
             _copy(src, out / rel)
+    from grader.authoring.totals_docs import plain
+
+    for doc in out.rglob("*.md"):  # students read the docs as rendered: the kit's markers go, their values stay
+        doc.write_text(plain(doc.read_text(encoding="utf-8")), encoding="utf-8")
     from grader.notebooks.build import colab_setting, write_notebooks
 
     # the notebook edition (docs/NOTEBOOKS.md): notebooks/<module>.ipynb, from the release's own handout

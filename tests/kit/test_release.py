@@ -13,6 +13,7 @@ import pytest
 
 from grader import KIT_ROOT, MODULES
 from grader.authoring.release import audit_release, build_release
+from grader.testing.totals import count_word
 from grader.course.stubs import MarkerError, check_assignment, check_markers, make_stub
 
 
@@ -60,6 +61,15 @@ def test_release_holds_no_instructor_material(release):
     assert (release / "assignment" / "memory.py").exists() and (release / "tests" / "public").is_dir()
     assert audit_release(release) == []
     assert "### BEGIN SOLUTION" not in "".join(p.read_text() for p in (release / "assignment").glob("*.py"))
+
+
+def test_release_docs_read_as_rendered(release):
+    """The kit's number markers (grader.authoring.totals_docs) are the instructors' machinery: a student reading
+    README.md or handout.md in a plain editor sees the values, not `<!--kit:...-->`."""
+    docs = {p.relative_to(release).as_posix(): p.read_text() for p in release.rglob("*.md")}
+    assert {"README.md", "handout.md"} <= set(docs)
+    assert [name for name, text in docs.items() if "<!--kit" in text or "<!--measured" in text] == []
+    assert f"({count_word(len(MODULES))} modules)" in docs["README.md"]
 
 
 def _grader_check(release: Path, target: str) -> tuple[dict, str]:
