@@ -12,7 +12,9 @@ A mutant lives in `tests/mutants/<module>.py`, written one of two ways:
 * as a whole definition decorated with ``@mutant(replaces=..., why=..., against=...)``, where no
   edit can say it (a rewrite, another signature): `replaces` names the definition it stands in
   for (`"storage_bytes"`, or `"AdamW.step"` for a method); the mutant's own name is free (it is
-  renamed on substitution), and its body may use anything the solution module imports.
+  renamed on substitution), and its body may use anything the solution module imports.  A
+  parameter default written ``...`` is the reference's default of that parameter (a whole copy
+  that changes one default, or a correct variant, states only the defaults it means).
   `against` is the `fingerprint` of the reference definition it was written against: when the
   reference changes, validate fails naming the mutant (a whole copy does not follow the
   reference), and ``grader validate --refresh-fingerprints`` records the new one after a person
@@ -212,7 +214,7 @@ def apply(m: Mutant, solution_source: str) -> str:
     else:
         first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
         indent = " " * node.col_offset
-        body = textwrap.indent(m.source, indent).splitlines()
+        body = textwrap.indent(reference_defaults(m, node), indent).splitlines()
         out = "\n".join(lines[:first] + body + lines[node.end_lineno:]) + "\n"
     try:
         ast.parse(out)
@@ -220,6 +222,41 @@ def apply(m: Mutant, solution_source: str) -> str:
         raise SyntaxError(f"mutant {m.id}: solutions/{m.module}.py with it does not parse (line {exc.lineno}: "
                           f"{exc.msg}): fix the mutant") from None
     return out
+
+
+def _defaults(args: ast.arguments) -> dict[str, ast.expr]:
+    positional = args.posonlyargs + args.args
+    found = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    found.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return found
+
+
+def reference_defaults(m: Mutant, reference: ast.AST) -> str:
+    """The whole copy `m`'s source with each parameter default written ``...`` replaced by the
+    reference definition's default of that parameter; the source unchanged when it has none.
+    LookupError when the reference gives that parameter no default."""
+    tree = ast.parse(m.source)
+    node = tree.body[0]
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return m.source
+    theirs = _defaults(reference.args) if isinstance(reference, (ast.FunctionDef, ast.AsyncFunctionDef)) else {}
+    changed = False
+
+    def resolve(arg: ast.arg, default: ast.expr) -> ast.expr:
+        nonlocal changed
+        if not (isinstance(default, ast.Constant) and default.value is Ellipsis):
+            return default
+        if arg.arg not in theirs:
+            raise LookupError(f"mutant {m.id}: its default `...` of {arg.arg} stands for the reference's, and "
+                              f"{m.replaces} of solutions/{m.module}.py gives {arg.arg} none")
+        changed = True
+        return theirs[arg.arg]
+
+    args = node.args
+    positional = args.posonlyargs + args.args
+    args.defaults = [resolve(a, d) for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)]
+    args.kw_defaults = [d if d is None else resolve(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    return ast.unparse(tree) if changed else m.source
 
 
 def mutated_definition(m: Mutant, solution_source: str) -> Mutant:

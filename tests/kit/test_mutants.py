@@ -99,6 +99,20 @@ def test_an_edit_that_cannot_be_made_is_refused_by_name(edits, words) -> None:
         apply(Mutant("memory", "f", "?", "f_bad", "", edits=edits), SOURCE)
 
 
+def test_an_ellipsis_default_of_a_whole_copy_is_the_references() -> None:
+    """`trials=...` in a variant or whole-copy mutant means the reference's default (not copied by hand, so it
+    follows the solution); a parameter the reference gives no default is refused by name."""
+    source = "def g(a, b=3, *, c=0.5):\n    return a * b + c\n"
+    m = Mutant("memory", "g", "?", "g_ok", "def g(a, b=..., *, c=...):\n    return b * a + c")
+    assert "def g(a, b=3, *, c=0.5):" in apply(m, source)
+    assert "def g(a, b=7, *, c=0.5):" in apply(m, source.replace("b=3", "b=7"))
+    kept = Mutant("memory", "g", "?", "g_own", "def g(a, b=4, *, c=...):\n    return b * a + c")
+    assert "def g(a, b=4, *, c=0.5):" in apply(kept, source)
+    bad = Mutant("memory", "g", "?", "g_bad", "def g(a=..., b=3, *, c=0.5):\n    return a * b + c")
+    with pytest.raises(LookupError, match=r"memory:g_bad.*default `...` of a"):
+        apply(bad, source)
+
+
 def _kit_copy(tmp_path: Path) -> Path:
     root = tmp_path / "kit"
     (root / "solutions").mkdir(parents=True)

@@ -166,6 +166,17 @@ def test_a_changed_default_changes_the_handout(tmp_path: Path) -> None:
     assert stale_docs(root) == ["default:flops.no_such.trials: solutions/flops.py has no function 'no_such'"]
 
 
+def test_the_public_tests_expect_the_references_defaults() -> None:
+    """A default a public test states as a constant (it ships, so it cannot import solutions/) is the reference's."""
+    import inspect
+
+    import solutions.flops
+    from tests.public import test_flops
+
+    trials = inspect.signature(solutions.flops.time_matmul).parameters["trials"].default
+    assert test_flops.TIME_MATMUL_DEFAULT_TRIALS == trials
+
+
 def test_the_mutant_floor_scales_with_the_functions_to_write(tmp_path: Path) -> None:
     """3 mutants per answer region, within 6..15, unless the module states its own floor with a reason."""
     from grader.testing.totals import TotalsError, min_mutants

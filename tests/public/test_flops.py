@@ -202,7 +202,8 @@ PUBLIC_PEAK_NAMES = ["NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA H
 # not a sparse figure (2×), the SXM figure for a PCIe card (+31%) or TF32 for FP32 (8×).
 PEAK_REL = 0.02
 #: time_matmul's default number of timed runs (its `trials` default in solutions/flops.py, which its
-#: docstring states): what the fake-clock checks expect of `trials=None`, here and in the hidden tests.
+#: docstring states; tests/kit/test_totals.py checks the two agree): what the fake-clock checks expect of
+#: `trials=None`, here and in the hidden tests.
 TIME_MATMUL_DEFAULT_TRIALS = 10
 
 
