@@ -805,8 +805,9 @@ def problems_after(ctx: Ctx, out: Path, used_uids: set[int]) -> list[str]:
     for path in out.rglob("results.json"):
         text = path.read_text()
         views = _decoded(text)
-        for h in host:
-            if any(h in view for view in views):
+        for h in host:  # a folder as a whole path component: /work/kit-venv is not the kit root /work/kit
+            shown = re.compile(re.escape(h) + (r"(?![\w.-])" if h.startswith("/") else ""))
+            if any(shown.search(view) for view in views):
                 problems.append(f"{path.parent.name}/results.json shows the host path {h} (maybe reversed or in base64)")
         if any(pid_named.search(view) for view in views):
             problems.append(f"{path.parent.name}/results.json shows a folder named with a grader's pid")

@@ -219,6 +219,23 @@ def _student(case: Case) -> str:
     return getattr(case, "student", case.name)
 
 
+def test_the_host_path_check_sees_a_path_however_it_is_written(tmp_path: Path) -> None:
+    """problems_after's host-path check (what no launcher may show): the kit root in plain, reversed or base64
+    is found; a sibling folder that only starts with the same letters (a venv beside the kit) is not."""
+    import base64
+
+    ctx = Ctx(root=tmp_path / "subs", out=tmp_path / "out", marker_dir=tmp_path / "markers", port=0)
+    kit = str(KIT_ROOT)
+    for name, shown, found in [("plain", f"at {kit}/grader/cli.py", True), ("reversed", f"{kit}/x"[::-1], True),
+                               ("base64", base64.b64encode(f"{kit}/solutions".encode()).decode(), True),
+                               ("sibling", f"{kit}-venv/lib/python3/torch", False), ("none", "nothing", False)]:
+        folder = tmp_path / "out" / name
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps({"output": shown, "tests": []}))
+        problems = problems_after(ctx, folder, set())
+        assert any(f"shows the host path {kit} " in p for p in problems) == found, (name, problems)
+
+
 def test_adversarial_suite(tmp_path: Path, listener: _Listener) -> None:
     isolated = _bwrap()
     if not isolated and os.environ.get("KIT_ALLOW_NO_BWRAP") != "1":

@@ -65,8 +65,9 @@ def test_release_holds_no_instructor_material(release):
 
 def test_release_docs_read_as_rendered(release):
     """The kit's number markers (grader.authoring.totals_docs) are the instructors' machinery: a student reading
-    README.md or handout.md in a plain editor sees the values, not `<!--kit:...-->`."""
-    docs = {p.relative_to(release).as_posix(): p.read_text() for p in release.rglob("*.md")}
+    README.md, handout.md or a notebook's source sees the values, not `<!--kit:...-->`."""
+    docs = {p.relative_to(release).as_posix(): p.read_text() for pattern in ("*.md", "*.ipynb")
+            for p in release.rglob(pattern)}
     assert {"README.md", "handout.md"} <= set(docs)
     assert [name for name, text in docs.items() if "<!--kit" in text or "<!--measured" in text] == []
     assert f"({count_word(len(MODULES))} modules)" in docs["README.md"]
