@@ -234,10 +234,18 @@ def _defaults(args: ast.arguments) -> dict[str, ast.expr]:
 def reference_defaults(m: Mutant, reference: ast.AST) -> str:
     """The whole copy `m`'s source with each parameter default written ``...`` replaced by the
     reference definition's default of that parameter; the source unchanged when it has none.
-    LookupError when the reference gives that parameter no default."""
+    LookupError when the reference gives that parameter no default, or where ``...`` is the default
+    of anything but the copy's own signature (a method of a whole class, a nested def, a lambda):
+    there it would silently stay an Ellipsis."""
     tree = ast.parse(m.source)
     node = tree.body[0]
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    own = node.args if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    for inner in ast.walk(tree):
+        if isinstance(inner, ast.arguments) and inner is not own and any(
+                isinstance(d, ast.Constant) and d.value is Ellipsis for d in (*inner.defaults, *inner.kw_defaults)):
+            raise LookupError(f"mutant {m.id}: a default `...` stands for the reference's only in the signature "
+                              f"of the definition it replaces, not in a nested def, lambda or a whole class's method")
+    if own is None:
         return m.source
     theirs = _defaults(reference.args) if isinstance(reference, (ast.FunctionDef, ast.AsyncFunctionDef)) else {}
     changed = False

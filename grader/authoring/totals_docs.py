@@ -53,9 +53,17 @@ class UnknownMark(ValueError):
     """A marker whose NAME the kit does not know (a typo, a renamed function): the check names it."""
 
 
+_CODE = re.compile(r"^(```|~~~).*?^\1[^\n]*$|(`+).+?\2", re.MULTILINE | re.DOTALL)  # a fence, a code span
+
+
 def plain(text: str) -> str:
-    """`text` as a reader sees it: the markers gone, their values kept."""
-    return MARK.sub(lambda m: m.group("value"), text).replace(MEASURED, "")
+    """`text` as a reader sees it: the markers gone, their values kept; a marker shown inside a code
+    span or fence (the CHANGELOG quoting the syntax) is text, kept as written."""
+    out, at = [], 0
+    for code in _CODE.finditer(text):
+        out += [MARK.sub(lambda m: m.group("value"), text[at:code.start()]).replace(MEASURED, ""), code.group(0)]
+        at = code.end()
+    return "".join(out) + MARK.sub(lambda m: m.group("value"), text[at:]).replace(MEASURED, "")
 
 
 def _modules(root: Path) -> tuple[str, ...]:

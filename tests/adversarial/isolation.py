@@ -804,9 +804,9 @@ def problems_after(ctx: Ctx, out: Path, used_uids: set[int]) -> list[str]:
     pid_named = re.compile(r"kit-[a-z]+-\d+-")  # a temp folder named with a grader's pid
     for path in out.rglob("results.json"):
         text = path.read_text()
-        views = _decoded(text)
+        views = _decoded(text) + _decoded("\n".join(_strings(json.loads(text))))  # JSON escapes undone too
         for h in host:  # a folder as a whole path component: /work/kit-venv is not the kit root /work/kit
-            shown = re.compile(re.escape(h) + (r"(?![\w.-])" if h.startswith("/") else ""))
+            shown = re.compile(re.escape(h) + (r"(?![\w-])" if h.startswith("/") else ""))
             if any(shown.search(view) for view in views):
                 problems.append(f"{path.parent.name}/results.json shows the host path {h} (maybe reversed or in base64)")
         if any(pid_named.search(view) for view in views):
@@ -815,6 +815,17 @@ def problems_after(ctx: Ctx, out: Path, used_uids: set[int]) -> list[str]:
     if os.path.exists("/dev/shm/kit-stash.py") or os.path.exists("/tmp/kit-stash.py"):
         problems.append("a stash file was left in /dev/shm or /tmp")
     return problems
+
+
+def _strings(doc: object) -> list[str]:
+    """Every string in a JSON document (keys too), unescaped: a reversed path after a `\\n` reads whole."""
+    if isinstance(doc, str):
+        return [doc]
+    if isinstance(doc, dict):
+        return [s for k, v in doc.items() for s in (k, *_strings(v))]
+    if isinstance(doc, list):
+        return [s for v in doc for s in _strings(v)]
+    return []
 
 
 def _decoded(text: str) -> list[str]:

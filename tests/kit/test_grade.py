@@ -228,8 +228,11 @@ def test_the_host_path_check_sees_a_path_however_it_is_written(tmp_path: Path) -
     kit = str(KIT_ROOT)
     for name, shown, found in [("plain", f"at {kit}/grader/cli.py", True), ("reversed", f"{kit}/x"[::-1], True),
                                ("base64", base64.b64encode(f"{kit}/solutions".encode()).decode(), True),
+                               ("reversed, a line of its own", f"seen\n{kit[::-1]}\n", True),
+                               ("reversed after non-ASCII", f"\u2192{kit[::-1]}", True),
+                               ("end of a sentence", f"the folder is {kit}.", True),
                                ("sibling", f"{kit}-venv/lib/python3/torch", False), ("none", "nothing", False)]:
-        folder = tmp_path / "out" / name
+        folder = tmp_path / "out" / name.replace(" ", "_").replace(",", "")
         folder.mkdir(parents=True)
         (folder / "results.json").write_text(json.dumps({"output": shown, "tests": []}))
         problems = problems_after(ctx, folder, set())

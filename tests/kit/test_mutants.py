@@ -111,6 +111,9 @@ def test_an_ellipsis_default_of_a_whole_copy_is_the_references() -> None:
     bad = Mutant("memory", "g", "?", "g_bad", "def g(a=..., b=3, *, c=0.5):\n    return a * b + c")
     with pytest.raises(LookupError, match=r"memory:g_bad.*default `...` of a"):
         apply(bad, source)
+    nested = Mutant("memory", "g", "?", "g_nested", "def g(a, b=..., *, c=...):\n    h = lambda t=...: t\n    return h(a)")
+    with pytest.raises(LookupError, match=r"memory:g_nested.*not in a nested def"):
+        apply(nested, source)
 
 
 def _kit_copy(tmp_path: Path) -> Path:
