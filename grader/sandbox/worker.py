@@ -46,18 +46,12 @@ from typing import Any
 from grader.sandbox.lockdown import lock_down, restrict
 
 def _missing_module_file(reply: dict[str, Any], impl: Any) -> dict[str, Any]:
-    """A submission module that does not exist counts as not attempted (not as a crash)."""
+    """A submission module that does not exist counts as not attempted (not as a crash): the words
+    of `grader.boundary.serving.missing_file`, which a call's own import error already goes through."""
+    from grader.boundary.serving import missing_file
+
     err = reply.get("error")
-    if not err or err.get("type") != "ModuleNotFoundError":
-        return reply
-    prefix = f"No module named '{impl.package}."
-    message = str(err.get("message", ""))
-    if message.startswith(prefix):
-        module = message[len(prefix):].rstrip("'").split(".")[0]
-        if not os.path.exists(os.path.join(str(impl.folder), f"{module}.py")):
-            err = dict(err, not_implemented=True, message=f"{module}.py is missing from the submission")
-            return {"error": err}
-    return reply
+    return dict(reply, error=missing_file(err, impl)) if err else reply
 
 
 def _memory_message(reply: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
